@@ -1,0 +1,60 @@
+"""Real MCP server built on the official Python SDK (mcp, pinned in lab/requirements.txt).
+
+Usage: python py_server.py --transport streamable|legacy-sse|stdio [--port N] [--json] [--stateless]
+Loopback only. Tools: read_note, delete_file, fail_tool, slow_progress (same as ts_server.mjs).
+"""
+import argparse
+import asyncio
+import sys
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--transport", default="streamable")
+ap.add_argument("--port", type=int, default=18082)
+ap.add_argument("--json", action="store_true")
+ap.add_argument("--stateless", action="store_true")
+args = ap.parse_args()
+
+mcp = MCPServer("lab-py-server", version="1.0.0", log_level="WARNING")
+deletions = 0
+
+
+@mcp.tool(description="Read a note by name (read-only).",
+          annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False))
+def read_note(name: str) -> str:
+    return f"note {name}: remember the milk"
+
+
+@mcp.tool(description="Delete a file (destructive, not idempotent). Simulated: nothing is deleted.",
+          annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False))
+def delete_file(path: str) -> str:
+    global deletions
+    deletions += 1
+    return f"deleted {path} (deletion #{deletions} in this server process)"
+
+
+@mcp.tool(description="Always fails with a tool-level error (isError: true).",
+          annotations=ToolAnnotations(read_only_hint=True))
+def fail_tool(reason: str = "no reason") -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=f"fail_tool failed: {reason}")], is_error=True)
+
+
+@mcp.tool(description="Sends notifications/progress (when the caller gave a progressToken) before its result.")
+async def slow_progress(steps: int, delay_ms: int, ctx: Context) -> str:
+    for i in range(1, steps + 1):
+        await asyncio.sleep(delay_ms / 1000)
+        await ctx.report_progress(i, steps, f"step {i}/{steps}")
+    return f"slow_progress done after {steps} steps"
+
+
+print(f"[py_server] {args.transport} port={args.port} json={args.json}", file=sys.stderr, flush=True)
+if args.transport == "stdio":
+    mcp.run("stdio")
+elif args.transport == "streamable":
+    mcp.run("streamable-http", host="127.0.0.1", port=args.port, json_response=args.json, stateless_http=args.stateless)
+elif args.transport == "legacy-sse":
+    mcp.run("sse", host="127.0.0.1", port=args.port)
+else:
+    sys.exit(f"unknown transport {args.transport}")

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# mcpsift traffic lab: install what the lab needs (on a fresh Debian machine, as root) and
+# regenerate every capture into lab/captures/.
+#
+#   lab/run.sh                      # all scenarios
+#   lab/run.sh sse_cut_ts stdio_py  # only these
+#   LAB_SKIP_INSTALL=1 lab/run.sh   # reuse what is installed
+#
+# Everything runs on 127.0.0.1 (ports 18080-18082); every process is started and stopped by
+# PID (tools/run_lab.py); a trap stops the runner if this script is interrupted.
+set -euo pipefail
+LAB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+cd "$LAB"
+
+log() { echo "[run.sh] $*" >&2; }
+
+install() {
+  local apt_pkgs=()
+  command -v tcpdump >/dev/null || apt_pkgs+=(tcpdump)
+  command -v tshark >/dev/null || apt_pkgs+=(tshark)
+  command -v node >/dev/null || apt_pkgs+=(nodejs)
+  command -v npm >/dev/null || apt_pkgs+=(npm)
+  python3 -c 'import venv, ensurepip' 2>/dev/null || apt_pkgs+=(python3-venv)
+  if ((${#apt_pkgs[@]})); then
+    log "apt-get install ${apt_pkgs[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    # tshark's package asks whether non-root users may capture; answer without a prompt
+    echo "wireshark-common wireshark-common/install-setuid boolean false" | debconf-set-selections
+    apt-get update -qq
+    apt-get install -y -qq "${apt_pkgs[@]}" >/dev/null
+  fi
+  if [ ! -x .venv-mcp/bin/python ]; then python3 -m venv .venv-mcp; fi
+  if [ ! -x .venv-mitm/bin/python ]; then python3 -m venv .venv-mitm; fi
+  log "pip: requirements.txt -> .venv-mcp, requirements-mitm.txt -> .venv-mitm"
+  .venv-mcp/bin/pip install -q --disable-pip-version-check -r requirements.txt
+  .venv-mitm/bin/pip install -q --disable-pip-version-check -r requirements-mitm.txt
+  if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    log "npm ci (package-lock.json)"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+}
+
+[ "$(id -u)" = 0 ] || { log "run as root (tcpdump/dumpcap capture on lo, apt-get)"; exit 2; }
+[ "${LAB_SKIP_INSTALL:-}" = 1 ] || install
+
+runner=""
+cleanup() {
+  if [ -n "$runner" ] && kill -0 "$runner" 2>/dev/null; then
+    kill -TERM "$runner" 2>/dev/null || true   # run_lab.py stops the processes it started, by PID
+    wait "$runner" 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT INT TERM
+
+python3 tools/run_lab.py "$@" &
+runner=$!
+set +e
+wait "$runner"
+rc=$?
+runner=""
+set -e
+du -sh captures >&2
+exit "$rc"

@@ -1,0 +1,445 @@
+#!/usr/bin/env python3
+"""Run the traffic-lab scenarios and regenerate lab/captures/ (Python stdlib only).
+
+    python3 lab/tools/run_lab.py [scenario ...]       (default: all scenarios)
+
+For an HTTP scenario it starts, each by PID and stopped by PID:
+    server (TS or Python SDK) on 127.0.0.1:18082
+    faultproxy.py             on 127.0.0.1:18081  -> server      (writes exchanges.jsonl)
+    mitmdump reverse proxy    on 127.0.0.1:18080  -> faultproxy  (writes capture.har)
+    tcpdump  -i lo 'tcp port 18080'                               (writes capture.pcap)
+    dumpcap  -i lo 'tcp port 18080'                               (writes capture.pcapng)
+then the client (TS or Python SDK) against http://127.0.0.1:18080. All four captures therefore
+show the same client-facing traffic of the same run. A stdio scenario runs the client, which
+spawns stdio_tee.py, which spawns the server (writes transcript.jsonl).
+
+After each run the captures are read back (JSONL, HAR, and pcap/pcapng through tshark), the
+tools/call requests are listed in wire order from each of them, the lists must agree, and each
+call's declared outcome is checked against the evidence in the exchange records before
+expected.json is written.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+
+LAB = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(LAB, "tools"))
+from scenarios import SCENARIOS  # noqa: E402
+
+CAPTURES = os.path.join(LAB, "captures")
+WORK = os.path.join(LAB, ".work")
+PY = os.path.join(LAB, ".venv-mcp", "bin", "python")
+MITMDUMP = os.path.join(LAB, ".venv-mitm", "bin", "mitmdump")
+MITM_PORT, PROXY_PORT, SERVER_PORT = 18080, 18081, 18082
+HOST = "127.0.0.1"
+
+started = []  # Popen objects this run started (stopped by PID in cleanup)
+
+
+def log(*a):
+    print("[lab]", *a, file=sys.stderr, flush=True)
+
+
+def start(cmd, name, logf, **kw):
+    f = open(logf, "ab")
+    p = subprocess.Popen(cmd, stdout=kw.pop("stdout", f), stderr=f, cwd=LAB, start_new_session=True, **kw)
+    p.lab_name = name
+    started.append(p)
+    return p
+
+
+def stop(p, sig=signal.SIGTERM, timeout=8):
+    if p.poll() is None:
+        try:
+            os.killpg(p.pid, sig)   # the process group this script created for p (p.pid is its id)
+        except ProcessLookupError:
+            pass
+        try:
+            p.wait(timeout)
+        except subprocess.TimeoutExpired:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait(3)
+    if p in started:
+        started.remove(p)
+
+
+def cleanup(*_):
+    for p in list(reversed(started)):
+        stop(p, timeout=3)
+
+
+def wait_port(port, timeout=20):
+    end = time.time() + timeout
+    while time.time() < end:
+        with socket.socket() as s:
+            s.settimeout(0.3)
+            if s.connect_ex((HOST, port)) == 0:
+                return True
+        time.sleep(0.1)
+    raise RuntimeError(f"port {port} did not open")
+
+
+def wait_free(port, timeout=20):
+    end = time.time() + timeout
+    while time.time() < end:
+        with socket.socket() as s:
+            if s.connect_ex((HOST, port)) != 0:
+                return
+        time.sleep(0.2)
+    raise RuntimeError(f"port {port} still busy")
+
+
+def wait_text(path, text, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        try:
+            if text in open(path, "rb").read().decode("utf-8", "replace"):
+                return
+        except FileNotFoundError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"'{text}' not seen in {path}")
+
+
+def server_cmd(spec, port=SERVER_PORT):
+    sdk, transport, flags = spec
+    if sdk == "ts":
+        return ["node", "peers/ts_server.mjs", "--transport", transport, "--port", str(port)] + flags
+    return [PY, "peers/py_server.py", "--transport", transport, "--port", str(port)] + flags
+
+
+def client_cmd(kind, plan_path):
+    if kind == "ts":
+        return ["node", "peers/ts_client.mjs", plan_path]
+    return [PY, "peers/py_client.py", plan_path]
+
+
+# --------------------------------------------------------------------------- running
+def run_http(sc, out, work):
+    spec = sc["server"]
+    for port in (MITM_PORT, PROXY_PORT, SERVER_PORT):
+        wait_free(port)
+    logf = os.path.join(work, "processes.log")
+    srv = start(server_cmd(spec), "server", logf)
+    wait_port(SERVER_PORT)
+    plan_path = os.path.join(work, "faults.json")
+    json.dump({"rules": sc["rules"]}, open(plan_path, "w"), indent=1)
+    proxy = start([sys.executable, "tools/faultproxy.py", "--listen", f"{HOST}:{PROXY_PORT}",
+                   "--upstream", f"{HOST}:{SERVER_PORT}", "--plan", plan_path,
+                   "--jsonl", os.path.join(out, "exchanges.jsonl")], "faultproxy", logf)
+    wait_port(PROXY_PORT)
+    mitm = start([MITMDUMP, "--mode", f"reverse:http://{HOST}:{PROXY_PORT}", "--listen-host", HOST,
+                  "--listen-port", str(MITM_PORT), "-s", "tools/mitm_tee.py",
+                  "--set", f"hardump={os.path.join(out, 'capture.har')}", "--set", "keep_host_header=true",
+                  "--set", "flow_detail=0", "--set", "connection_strategy=lazy"], "mitmdump", logf)
+    wait_port(MITM_PORT)
+    filt = f"tcp port {MITM_PORT}"
+    tlog = os.path.join(work, "tcpdump.log")
+    dlog = os.path.join(work, "dumpcap.log")
+    tcpd = start(["tcpdump", "-i", "lo", "-U", "-w", os.path.join(out, "capture.pcap"), filt], "tcpdump", tlog)
+    dcap = start(["dumpcap", "-i", "lo", "-f", filt, "-w", os.path.join(out, "capture.pcapng")], "dumpcap", dlog)
+    wait_text(tlog, "listening on")
+    wait_text(dlog, "Capturing on")
+    time.sleep(0.5)
+    path = "/sse" if spec[1] == "legacy-sse" else "/mcp"
+    plan = {"transport": spec[1], "url": f"http://{HOST}:{MITM_PORT}{path}", "steps": sc["steps"],
+            "observe": os.path.join(work, "client_observed.json")}
+    if sc.get("client_mode"):
+        plan["mode"] = sc["client_mode"]
+    run_client(sc, plan, work)
+    time.sleep(0.5)
+    stop(mitm, signal.SIGINT, timeout=15)   # SIGINT: mitmdump writes the HAR on its way out
+    stop(proxy)
+    stop(srv)
+    time.sleep(0.5)
+    stop(tcpd, signal.SIGINT)
+    stop(dcap, signal.SIGINT)
+
+
+def run_stdio(sc, out, work):
+    sdk = sc["server"][0]
+    tee = [sys.executable, os.path.join(LAB, "tools", "stdio_tee.py"), "--out", os.path.join(out, "transcript.jsonl"),
+           "--"]
+    server = server_cmd(sc["server"])
+    server[1] = os.path.join(LAB, server[1])
+    if server[0] == "node":
+        pass
+    plan = {"transport": "stdio", "command": tee + server, "steps": sc["steps"],
+            "observe": os.path.join(work, "client_observed.json")}
+    if sc.get("client_mode"):
+        plan["mode"] = sc["client_mode"]
+    del sdk
+    run_client(sc, plan, work)
+
+
+def run_client(sc, plan, work):
+    plan_path = os.path.join(work, "client_plan.json")
+    json.dump(plan, open(plan_path, "w"), indent=1)
+    logf = os.path.join(work, "client.log")
+    c = start(client_cmd(sc["client"], plan_path), "client", logf)
+    try:
+        c.wait(90)
+    except subprocess.TimeoutExpired:
+        log("client timed out")
+    stop(c)
+
+
+# --------------------------------------------------------------------------- reading captures back
+def jloads(text):
+    try:
+        return json.loads(text)
+    except (ValueError, TypeError):
+        return None
+
+
+def sse_messages(text):
+    msgs = []
+    for block in text.replace("\r\n", "\n").split("\n\n"):
+        data = "\n".join(ln[5:].lstrip(" ") for ln in block.split("\n") if ln.startswith("data:"))
+        if data.strip():
+            msgs.append(jloads(data) if jloads(data) is not None else {"_unparsed": data})
+    return msgs
+
+
+def hdr(headers, name):
+    items = headers.items() if isinstance(headers, dict) else headers
+    for k, v in items:
+        if k.lower() == name.lower():
+            return v
+    return None
+
+
+def calls_from_jsonl(path):
+    recs = [json.loads(ln) for ln in open(path) if ln.strip()]
+    recs.sort(key=lambda r: r["ts"])
+    calls = []
+    for i, r in enumerate(recs):
+        body = jloads(r["request"]["body"])
+        if r["request"]["method"] == "POST" and isinstance(body, dict) and body.get("method") == "tools/call":
+            calls.append({"tool": body["params"]["name"], "id": body.get("id"), "args": body["params"].get("arguments"),
+                          "rec": i})
+    return recs, calls
+
+
+def calls_from_har(path):
+    har = json.load(open(path))
+    entries = sorted(har["log"]["entries"], key=lambda e: e["startedDateTime"])
+    calls = []
+    for e in entries:
+        body = jloads((e["request"].get("postData") or {}).get("text"))
+        if isinstance(body, dict) and body.get("method") == "tools/call":
+            calls.append({"tool": body["params"]["name"], "id": body.get("id")})
+    return calls, entries
+
+
+def calls_from_pcap(path):
+    # tshark reassembles TCP and HTTP (including chunked and gzip) and prints each request's body.
+    r = subprocess.run(["tshark", "-r", path, "-Y", 'http.request.method == "POST"', "-T", "json",
+                        "-e", "frame.time_epoch", "-e", "http.file_data"], capture_output=True, text=True)
+    pkts = json.loads(r.stdout or "[]")
+    calls = []
+    for p in pkts:
+        f = p["_source"]["layers"]
+        for data in f.get("http.file_data", []):
+            body = jloads(data)
+            if body is None:
+                try:
+                    body = jloads(bytes.fromhex(data.replace(":", "")).decode())
+                except ValueError:
+                    body = None
+            if isinstance(body, dict) and body.get("method") == "tools/call":
+                calls.append({"tool": body["params"]["name"], "id": body.get("id")})
+    return calls
+
+
+def pcap_http_summary(path):
+    r = subprocess.run(["tshark", "-r", path, "-Y", "http.response", "-T", "fields", "-e", "http.response.code"],
+                       capture_output=True, text=True)
+    return [int(x) for x in r.stdout.split() if x.isdigit()]
+
+
+def find_response(recs, call):
+    """Evidence for one call: (record, message) of the response carrying the call's id, looking in the POST's own
+    exchange first, then in GET streams (resumption with Last-Event-ID, or the legacy SSE stream)."""
+    r = recs[call["rec"]]
+    if r["response"] is None:
+        return r, None
+    ctype = (hdr(r["response"]["headers"], "content-type") or "").lower()
+    body = r["response"]["body"]
+    msgs = sse_messages(body) if ctype.startswith("text/event-stream") else [jloads(body)]
+    for m in msgs:
+        if isinstance(m, dict) and m.get("id") == call["id"] and type(m.get("id")) is type(call["id"]) and \
+                ("result" in m or "error" in m):
+            return r, m
+    for g in recs:
+        if g["request"]["method"] != "GET" or g["response"] is None:
+            continue
+        for m in sse_messages(g["response"]["body"]):
+            if isinstance(m, dict) and m.get("id") == call["id"] and type(m.get("id")) is type(call["id"]) and \
+                    ("result" in m or "error" in m):
+                return g, m
+    return r, None
+
+
+def check_outcome(expected, r, m, recs, call):
+    """True when the evidence in the exchange records fits the declared outcome."""
+    resp = r["response"]
+    if expected == "NO_RESPONSE":
+        return resp is None
+    if resp is None:
+        return False
+    own = recs[call["rec"]]["response"]
+    status = own["status"]
+    if expected == "HTTP_ERROR":
+        return not 200 <= status < 300
+    if expected == "MALFORMED_JSON":
+        return 200 <= status < 300 and jloads(own["body"]) is None
+    if expected == "STREAM_INCOMPLETE":
+        return m is None and recs[call["rec"]]["end"] != "complete" and \
+            (hdr(own["headers"], "content-type") or "").startswith("text/event-stream")
+    if expected == "INVALID_ENVELOPE":
+        b = jloads(own["body"])
+        return m is None and isinstance(b, dict) and b.get("id") != call["id"]
+    if m is None:
+        return False
+    if expected == "JSONRPC_ERROR":
+        return "error" in m
+    res = m.get("result")
+    if not isinstance(res, dict):
+        return False
+    if expected == "INVALID_TOOL_RESULT":
+        return not isinstance(res.get("content"), list)
+    if not isinstance(res.get("content"), list) or res.get("resultType", "complete") != "complete":
+        return False
+    if expected == "TOOL_ERROR":
+        return res.get("isError") is True
+    if expected == "TOOL_SUCCESS":
+        return not res.get("isError", False)
+    return False
+
+
+def verify_http(sc, out):
+    problems = []
+    recs, calls = calls_from_jsonl(os.path.join(out, "exchanges.jsonl"))
+    har_calls, _ = calls_from_har(os.path.join(out, "capture.har"))
+    pcap_calls = calls_from_pcap(os.path.join(out, "capture.pcap"))
+    pcapng_calls = calls_from_pcap(os.path.join(out, "capture.pcapng"))
+    key = [(c["tool"], c["id"]) for c in calls]
+    for nm, other in (("HAR", har_calls), ("pcap", pcap_calls), ("pcapng", pcapng_calls)):
+        ok = [(c["tool"], c["id"]) for c in other]
+        if ok != key:
+            problems.append(f"tools/call list differs: JSONL {key} vs {nm} {ok}")
+    if len(calls) != len(sc["expect"]):
+        problems.append(f"{len(calls)} tools/call on the wire, {len(sc['expect'])} expected")
+    for c, exp in zip(calls, sc["expect"]):
+        r, m = find_response(recs, c)
+        if not check_outcome(exp, r, m, recs, c):
+            problems.append(f"call {c['tool']} id={c['id']!r}: evidence does not fit {exp}")
+    statuses = pcap_http_summary(os.path.join(out, "capture.pcap"))
+    return calls, problems, {"pcap_http_statuses": statuses, "exchanges": len(recs)}
+
+
+def verify_stdio(sc, out):
+    problems = []
+    lines = [json.loads(ln) for ln in open(os.path.join(out, "transcript.jsonl")) if ln.strip()]
+    calls = []
+    for ln in lines:
+        m = ln.get("msg")
+        if ln["dir"] == "c2s" and isinstance(m, dict) and m.get("method") == "tools/call":
+            calls.append({"tool": m["params"]["name"], "id": m["id"]})
+    if len(calls) != len(sc["expect"]):
+        problems.append(f"{len(calls)} tools/call in transcript, {len(sc['expect'])} expected")
+    for c, exp in zip(calls, sc["expect"]):
+        resp = [ln["msg"] for ln in lines if ln["dir"] == "s2c" and isinstance(ln.get("msg"), dict)
+                and ln["msg"].get("id") == c["id"] and ("result" in ln["msg"] or "error" in ln["msg"])]
+        res = resp[0].get("result") if resp else None
+        ok = isinstance(res, dict) and isinstance(res.get("content"), list) and \
+            (res.get("isError", False) is (exp == "TOOL_ERROR"))
+        if not ok:
+            problems.append(f"call {c['tool']} id={c['id']!r}: evidence does not fit {exp}")
+    return calls, problems, {"messages": len(lines)}
+
+
+def write_expected(sc, out, calls, facts, http):
+    how = ("Checked by reading the captures back: the tools/call requests were listed in wire order from "
+           "exchanges.jsonl, from capture.har and from capture.pcap and capture.pcapng (tshark -Y "
+           "'http.request.method == \"POST\"' -T json -e http.file_data) and the four lists agreed; each call's "
+           "outcome was checked against the response in exchanges.jsonl (status, JSON-RPC id, result/error, "
+           f"content, isError, how the exchange ended). HTTP response codes in the pcap: {facts['pcap_http_statuses']}."
+           if http else
+           "Checked by reading transcript.jsonl back: tools/call requests (dir c2s) in order, each matched to the "
+           "s2c response with the same id, its content array and isError checked.")
+    doc = {
+        "scenario": sc["name"],
+        "description": sc["description"],
+        "calls": [{"tool": c["tool"], "id": c["id"], "outcome": exp} for c, exp in zip(calls, sc["expect"])],
+        "findings": sc["findings"],
+        "notes": " ".join(x for x in [how, sc.get("notes", ""),
+                                      f"Modelled on Cakewalk: {sc['cakewalk']}." if sc.get("cakewalk") else ""] if x),
+        "peers": {"server": f"{sc['server'][0]}-sdk {sc['server'][1]} {' '.join(sc['server'][2])}".strip(),
+                  "client": f"{sc['client']}-sdk" + (f" mode={sc['client_mode']}" if sc.get("client_mode") else "")},
+    }
+    with open(os.path.join(out, "expected.json"), "w") as f:
+        json.dump(doc, f, indent=2, ensure_ascii=False)
+        f.write("\n")
+
+
+def run_one(name):
+    sc = SCENARIOS[name]
+    out = os.path.join(CAPTURES, name)
+    work = os.path.join(WORK, name)
+    shutil.rmtree(out, ignore_errors=True)
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(out)
+    os.makedirs(work)
+    http = sc["server"][1] != "stdio"
+    log(f"=== {name}")
+    t = time.time()
+    (run_http if http else run_stdio)(sc, out, work)
+    calls, problems, facts = (verify_http if http else verify_stdio)(sc, out)
+    obs_path = os.path.join(work, "client_observed.json")
+    if os.path.exists(obs_path):
+        shutil.copy(obs_path, os.path.join(out, "client_observed.json"))
+    write_expected(sc, out, calls, facts, http)
+    for p in problems:
+        log(f"  PROBLEM {name}: {p}")
+    log(f"  {name}: {len(calls)} call(s), {len(problems)} problem(s), {time.time() - t:.1f}s")
+    return problems
+
+
+def main():
+    signal.signal(signal.SIGTERM, lambda *_: (cleanup(), sys.exit(143)))
+    names = sys.argv[1:] or list(SCENARIOS)
+    unknown = [n for n in names if n not in SCENARIOS]
+    if unknown:
+        sys.exit(f"unknown scenario(s): {unknown}")
+    os.makedirs(CAPTURES, exist_ok=True)
+    failed = {}
+    try:
+        for n in names:
+            try:
+                probs = run_one(n)
+            except Exception as e:  # noqa: BLE001
+                probs = [f"run failed: {e!r}"]
+                log(f"  PROBLEM {n}: {e!r}")
+                cleanup()
+            if probs:
+                failed[n] = probs
+    finally:
+        cleanup()
+    log(f"done: {len(names) - len(failed)}/{len(names)} scenario(s) verified")
+    if failed:
+        log("not verified: " + ", ".join(failed))
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

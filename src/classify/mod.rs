@@ -1,0 +1,556 @@
+//! The one shared classifier: from a `tools/call` request and whatever came back for
+//! it (an HTTP response with a JSON body or SSE events, a stdio reply, nothing) to a
+//! verdict with its outcome, layer and evidence. Every input format ends here.
+//!
+//! Order of checks (seed article, `design.md` §2, `reference/mcp-wire.md` §7.2):
+//! transport first, then the JSON-RPC envelope, then the tool result. The one
+//! refinement: a non-2xx status that carries a proper JSON-RPC error for the same id
+//! is a protocol verdict (2026-07-28 pairs 400/404 with JSON-RPC errors).
+
+use crate::jsonrpc::{Decoded, Id, Item, Kind, Message, Place};
+use crate::model::{Body, End, HttpExchange, Layer, Outcome, Timestamp};
+use serde_json::Value;
+
+/// One leg of a call's reply path. The first leg is where the request went (the POST,
+/// or the stdio process); later legs are streams that continued it (a `Last-Event-ID`
+/// resumption, the legacy GET stream).
+#[derive(Debug, Clone)]
+pub struct Leg<'a> {
+    /// The HTTP exchange of this leg; `None` on stdio or a stream delivering by message.
+    pub exchange: Option<&'a HttpExchange>,
+    /// The decoded messages of this leg that matter, in order.
+    pub items: Vec<&'a Item>,
+    /// How the leg ended.
+    pub end: End,
+}
+
+/// Options that change how a reply path reads.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Legacy HTTP+SSE (2024-11-05): the POST is answered 202 and the response rides a
+    /// GET stream, so a 202 is not a transport error by itself.
+    pub legacy_sse: bool,
+}
+
+/// The evidence behind a verdict (`design.md` §2, last paragraph).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Evidence {
+    pub http_statuses: Vec<u16>,
+    pub content_type: Option<String>,
+    pub jsonrpc_code: Option<i64>,
+    pub error_message: Option<String>,
+    pub error_data: Option<Value>,
+    pub result_type: Option<String>,
+    pub is_error: Option<bool>,
+    /// Dispatched SSE events on the call's streams (including priming and notifications).
+    pub sse_events: usize,
+    /// How the reply ended: the end of the leg that decided the verdict.
+    pub end: End,
+    /// When the terminal response (or the last thing seen) arrived.
+    pub responded_at: Option<Timestamp>,
+    /// Which leg carried the terminal response (0 = the request's own).
+    pub terminal_leg: Option<usize>,
+    /// Responses seen on this call's streams that answer another id.
+    pub stray_ids: Vec<Id>,
+    /// A text excerpt of the response or result that decided the verdict.
+    pub excerpt: Option<String>,
+    /// Why, in plain words.
+    pub notes: Vec<String>,
+    /// Notifications seen before the terminal response (progress, log).
+    pub notifications: Vec<String>,
+    /// `requestState` of an `input_required` result, as raw JSON, byte for byte.
+    pub request_state: Option<String>,
+}
+
+/// Outcome, layer and evidence for one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    pub outcome: Outcome,
+    pub layer: Layer,
+    pub evidence: Evidence,
+}
+
+impl Verdict {
+    fn new(outcome: Outcome, evidence: Evidence) -> Verdict {
+        Verdict {
+            outcome,
+            layer: outcome.layer(),
+            evidence,
+        }
+    }
+}
+
+/// What a scan of one leg's items found.
+enum Scan<'a> {
+    Terminal(&'a Item, &'a Message),
+    /// The item that should have been the response is not usable.
+    Broken(&'a Item, Outcome, String),
+    Nothing,
+}
+
+/// Classifies one call. `request` must be the `tools/call` request message.
+pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
+    let req_id = request.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+    let mut ev = Evidence::default();
+    let mut malformed: Option<(String, String)> = None; // (reason, excerpt)
+    let mut strays: Vec<(&Item, &Message)> = Vec::new();
+
+    for (li, leg) in legs.iter().enumerate() {
+        ev.end = leg.end;
+        if let Some(x) = leg.exchange {
+            let Some(resp) = &x.response else {
+                if li == 0 {
+                    ev.notes.push(match &x.recorder_note {
+                        Some(n) => format!("no HTTP response was recorded; the recorder says: {n}"),
+                        None => "no HTTP response was recorded for this request".to_owned(),
+                    });
+                    ev.responded_at = x.end_ts;
+                    return Verdict::new(Outcome::NoResponse, ev);
+                }
+                ev.notes
+                    .push(format!("resumption request {li} got no response"));
+                continue;
+            };
+            ev.http_statuses.push(resp.status);
+            let media = resp.headers.media_type();
+            if li == 0 {
+                ev.content_type = media.clone();
+            }
+            if ev.responded_at.is_none() {
+                ev.responded_at = resp.ts;
+            }
+            if let Body::Sse(sse) = &resp.body {
+                ev.sse_events += sse.events.len();
+                if let Some(tail) = &sse.incomplete_tail {
+                    ev.notes.push(format!(
+                        "the stream ended inside an unterminated event (not dispatched): {}",
+                        crate::jsonrpc::excerpt(tail)
+                    ));
+                }
+            }
+            if !(200..300).contains(&resp.status) {
+                if li > 0 {
+                    ev.notes.push(format!(
+                        "resumption request {li} answered HTTP {}",
+                        resp.status
+                    ));
+                    continue;
+                }
+                return non_2xx(resp.status, &req_id, leg, ev);
+            }
+            if resp.status == 202 && leg.items.is_empty() && !opts.legacy_sse && legs.len() == 1 {
+                ev.notes.push(
+                    "202 Accepted answered a request: Streamable HTTP sends 202 only for notifications and responses, so no result can follow".to_owned(),
+                );
+                return Verdict::new(Outcome::HttpError, ev);
+            }
+            if li == 0 {
+                if let Some(v) = unexpected_media(resp.status, media.as_deref(), leg, &mut ev) {
+                    return v;
+                }
+                if matches!(resp.body, Body::NotRecorded) && legs.len() == 1 {
+                    ev.notes.push(
+                        "the recorder kept no response body, so no JSON-RPC response can be seen"
+                            .to_owned(),
+                    );
+                    return Verdict::new(Outcome::NoResponse, ev);
+                }
+            }
+        }
+
+        match scan(&req_id, leg, &mut ev, &mut malformed, &mut strays) {
+            Scan::Terminal(item, msg) => {
+                ev.terminal_leg = Some(li);
+                if item.ts.is_some() {
+                    ev.responded_at = item.ts;
+                }
+                ev.stray_ids = strays.iter().filter_map(|(_, m)| m.id.clone()).collect();
+                return judge_response(msg, item, &req_id, ev);
+            }
+            Scan::Broken(item, outcome, reason) => {
+                ev.terminal_leg = Some(li);
+                ev.excerpt = Some(item.excerpt.clone());
+                ev.notes.push(reason);
+                ev.stray_ids = strays.iter().filter_map(|(_, m)| m.id.clone()).collect();
+                if outcome == Outcome::MalformedJson && leg.end != End::Complete {
+                    ev.notes.push(format!(
+                        "the body ended early ({}), so it was cut rather than malformed",
+                        leg.end.as_str()
+                    ));
+                    return Verdict::new(Outcome::StreamIncomplete, ev);
+                }
+                return Verdict::new(outcome, ev);
+            }
+            Scan::Nothing => {}
+        }
+    }
+
+    ev.stray_ids = strays.iter().filter_map(|(_, m)| m.id.clone()).collect();
+    if let Some((reason, excerpt)) = malformed {
+        ev.notes.push(reason);
+        ev.excerpt = Some(excerpt);
+        return Verdict::new(Outcome::MalformedJson, ev);
+    }
+    if let Some((item, msg)) = strays.first() {
+        ev.excerpt = Some(item.excerpt.clone());
+        let other = msg
+            .id
+            .as_ref()
+            .map(Id::to_string)
+            .unwrap_or_else(|| "no id".into());
+        if let Some(err) = error_parts(msg) {
+            ev.jsonrpc_code = err.0;
+            ev.error_message = err.1;
+        }
+        ev.notes.push(format!(
+            "the response on this stream answers id {other}, not the request's id {req_id}"
+        ));
+        return Verdict::new(Outcome::InvalidEnvelope, ev);
+    }
+    let http = legs.first().and_then(|l| l.exchange).is_some();
+    if !http {
+        ev.notes.push(format!(
+            "no response with id {req_id} before the transcript ended ({})",
+            ev.end.as_str()
+        ));
+        return Verdict::new(Outcome::NoResponse, ev);
+    }
+    let first = legs
+        .first()
+        .and_then(|l| l.exchange)
+        .and_then(|x| x.response.as_ref());
+    let first_is_sse = first
+        .map(|r| matches!(r.body, Body::Sse(_)))
+        .unwrap_or(false);
+    if !first_is_sse && legs.len() == 1 {
+        // A JSON (or untyped) 2xx body that carried nothing.
+        if ev.end == End::Complete {
+            ev.notes
+                .push("2xx with an empty body where the JSON-RPC response should be".to_owned());
+            return Verdict::new(Outcome::MalformedJson, ev);
+        }
+        ev.notes.push(format!(
+            "the body ended early ({}) before any response",
+            ev.end.as_str()
+        ));
+        return Verdict::new(Outcome::StreamIncomplete, ev);
+    }
+    ev.notes.push(match ev.end {
+        End::Complete => format!("the stream ended normally without a response for id {req_id}"),
+        End::ClientClosed => {
+            format!("the client closed the stream before a response for id {req_id}")
+        }
+        other => format!(
+            "the stream ended ({}) before a response for id {req_id}",
+            other.as_str()
+        ),
+    });
+    Verdict::new(Outcome::StreamIncomplete, ev)
+}
+
+/// A non-2xx status: a JSON-RPC error for this id makes it a protocol verdict.
+fn non_2xx(status: u16, req_id: &Id, leg: &Leg<'_>, mut ev: Evidence) -> Verdict {
+    for item in &leg.items {
+        let Some(m) = item.message() else { continue };
+        if let Some((code, message, data)) = error_parts(m) {
+            ev.jsonrpc_code = code;
+            ev.error_message = message;
+            ev.error_data = data;
+            ev.excerpt = Some(item.excerpt.clone());
+            if m.id.as_ref() == Some(req_id) && code.is_some() && m.has_valid_version() {
+                ev.notes.push(format!(
+                    "HTTP {status} carried a JSON-RPC error for this id; the status is kept as evidence"
+                ));
+                return Verdict::new(Outcome::JsonrpcError, ev);
+            }
+            let id =
+                m.id.as_ref()
+                    .map(Id::to_string)
+                    .unwrap_or_else(|| "absent".into());
+            ev.notes.push(format!(
+                "HTTP {status}; the body's JSON-RPC error has id {id}, not this request's, so it is a transport-level error"
+            ));
+            return Verdict::new(Outcome::HttpError, ev);
+        }
+        if m.result.is_some() {
+            ev.excerpt = Some(item.excerpt.clone());
+            ev.notes.push(format!(
+                "HTTP {status} with a success-looking body: a non-2xx status is a transport failure whatever the body says"
+            ));
+            return Verdict::new(Outcome::HttpError, ev);
+        }
+    }
+    if let Some(item) = leg.items.first() {
+        ev.excerpt = Some(item.excerpt.clone());
+    }
+    ev.notes.push(format!("HTTP {status}"));
+    Verdict::new(Outcome::HttpError, ev)
+}
+
+/// A 2xx whose Content-Type is neither JSON nor SSE and whose body holds no message.
+fn unexpected_media(
+    status: u16,
+    media: Option<&str>,
+    leg: &Leg<'_>,
+    ev: &mut Evidence,
+) -> Option<Verdict> {
+    let media = media?;
+    let known = media == "text/event-stream"
+        || media == "application/json"
+        || media.ends_with("+json")
+        || media.is_empty();
+    if known || leg.items.iter().any(|i| i.message().is_some()) {
+        return None;
+    }
+    ev.notes.push(format!(
+        "HTTP {status} with Content-Type {media}: neither application/json nor text/event-stream"
+    ));
+    if let Some(item) = leg.items.first() {
+        ev.excerpt = Some(item.excerpt.clone());
+    }
+    Some(Verdict::new(Outcome::HttpError, ev.clone()))
+}
+
+fn scan<'a>(
+    req_id: &Id,
+    leg: &Leg<'a>,
+    ev: &mut Evidence,
+    malformed: &mut Option<(String, String)>,
+    strays: &mut Vec<(&'a Item, &'a Message)>,
+) -> Scan<'a> {
+    for &item in &leg.items {
+        match &item.decoded {
+            Decoded::Message(m) => match m.kind() {
+                Kind::Request | Kind::Notification => {
+                    if let Some(method) = m.method() {
+                        if ev.notifications.len() < 50 {
+                            ev.notifications.push(method);
+                        }
+                    }
+                }
+                Kind::Response | Kind::Invalid => match &m.id {
+                    Some(id) if id == req_id => return Scan::Terminal(item, m),
+                    Some(id) if id.differs_only_in_type(req_id) => {
+                        return Scan::Broken(
+                                item,
+                                Outcome::InvalidEnvelope,
+                                format!("the response id {id} differs from the request id {req_id} only in type"),
+                            );
+                    }
+                    None if m.kind() == Kind::Invalid && item.place == Place::Body => {
+                        return Scan::Broken(
+                            item,
+                            Outcome::InvalidEnvelope,
+                            "the body is a JSON object with neither method, id, result nor error"
+                                .to_owned(),
+                        );
+                    }
+                    _ => strays.push((item, m)),
+                },
+            },
+            Decoded::NotJson(err) => {
+                if item.place == Place::Body {
+                    return Scan::Broken(
+                        item,
+                        Outcome::MalformedJson,
+                        format!("the response body is not JSON: {err}"),
+                    );
+                }
+                if malformed.is_none() {
+                    *malformed = Some((
+                        format!("SSE data where the response should be is not JSON: {err}"),
+                        item.excerpt.clone(),
+                    ));
+                }
+            }
+            Decoded::NotObject(what) => {
+                return Scan::Broken(
+                    item,
+                    Outcome::InvalidEnvelope,
+                    format!("the response is {what}, not a JSON-RPC object"),
+                );
+            }
+            Decoded::Multiple(n) => {
+                return Scan::Broken(
+                    item,
+                    Outcome::InvalidEnvelope,
+                    format!("{n} JSON values back to back in one body; a response is exactly one"),
+                );
+            }
+        }
+    }
+    Scan::Nothing
+}
+
+/// `(code, message, data)` of an `error` member that is an object.
+fn error_parts(m: &Message) -> Option<(Option<i64>, Option<String>, Option<Value>)> {
+    m.error.as_ref()?;
+    let err = m.error_value();
+    let obj = err.as_object()?;
+    Some((
+        obj.get("code").and_then(Value::as_i64),
+        obj.get("message")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        obj.get("data").cloned(),
+    ))
+}
+
+/// Envelope then result checks on the response that answers the request.
+fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Verdict {
+    ev.excerpt = Some(item.excerpt.clone());
+    if !m.has_valid_version() {
+        let got = m
+            .jsonrpc
+            .as_ref()
+            .map(|v| v.get().to_owned())
+            .unwrap_or_else(|| "absent".into());
+        ev.notes.push(format!("jsonrpc is {got}, not \"2.0\""));
+        return Verdict::new(Outcome::InvalidEnvelope, ev);
+    }
+    if m.method.is_some() {
+        ev.notes.push(format!(
+            "the message with id {req_id} is a request, not a response"
+        ));
+        return Verdict::new(Outcome::InvalidEnvelope, ev);
+    }
+    match (&m.result, &m.error) {
+        (Some(_), Some(_)) => {
+            ev.notes
+                .push("the response has both result and error".to_owned());
+            return Verdict::new(Outcome::InvalidEnvelope, ev);
+        }
+        (None, None) => {
+            ev.notes
+                .push("the response has neither result nor error".to_owned());
+            return Verdict::new(Outcome::InvalidEnvelope, ev);
+        }
+        (None, Some(_)) => {
+            let err = m.error_value();
+            let code = err.get("code");
+            let message = err.get("message");
+            let code_ok = code.map(|c| c.is_i64() || c.is_u64()).unwrap_or(false);
+            let msg_ok = message.map(Value::is_string).unwrap_or(false);
+            if let Some((c, msg, data)) = error_parts(m) {
+                ev.jsonrpc_code = c;
+                ev.error_message = msg;
+                ev.error_data = data;
+            }
+            if !err.is_object() || !code_ok || !msg_ok {
+                ev.notes.push(
+                    "the error member is not an object with an integer code and a string message"
+                        .to_owned(),
+                );
+                return Verdict::new(Outcome::InvalidEnvelope, ev);
+            }
+            return Verdict::new(Outcome::JsonrpcError, ev);
+        }
+        (Some(_), None) => {}
+    }
+    let result = match m.result_json() {
+        Ok(v) => v,
+        Err(e) => {
+            ev.notes.push(format!("result cannot be read: {e}"));
+            return Verdict::new(Outcome::InvalidToolResult, ev);
+        }
+    };
+    let Some(obj) = result.as_object() else {
+        ev.notes.push("result is not an object".to_owned());
+        return Verdict::new(Outcome::InvalidToolResult, ev);
+    };
+    // 2026-07-28 basic rules: an absent resultType MUST be read as "complete" (mcp-wire §4.1).
+    let result_type = match obj.get("resultType") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(other) => {
+            ev.notes
+                .push(format!("resultType is {other}, not a string"));
+            return Verdict::new(Outcome::InvalidToolResult, ev);
+        }
+    };
+    ev.result_type = result_type.clone();
+    match result_type.as_deref() {
+        None | Some("complete") => {}
+        Some("input_required") => {
+            ev.request_state = obj.get("requestState").map(Value::to_string);
+            if !obj.contains_key("inputRequests") && !obj.contains_key("requestState") {
+                ev.notes.push(
+                    "input_required without inputRequests or requestState (one of them is required)".to_owned(),
+                );
+            }
+            return Verdict::new(Outcome::InputRequired, ev);
+        }
+        Some(other) => {
+            ev.notes.push(format!(
+                "resultType \"{other}\" is not one mcpsift knows (complete, input_required); a client MUST treat it as invalid"
+            ));
+            return Verdict::new(Outcome::InvalidToolResult, ev);
+        }
+    }
+    match obj.get("isError") {
+        None => {}
+        Some(Value::Bool(b)) => ev.is_error = Some(*b),
+        Some(other) => {
+            ev.notes.push(format!("isError is {other}, not a boolean"));
+            return Verdict::new(Outcome::InvalidToolResult, ev);
+        }
+    }
+    match obj.get("content") {
+        Some(Value::Array(_)) => {}
+        Some(other) => {
+            ev.notes
+                .push(format!("content is {}, not an array", short_json(other)));
+            return Verdict::new(Outcome::InvalidToolResult, ev);
+        }
+        None => {
+            ev.notes
+                .push("content is missing (it is required, an array)".to_owned());
+            return Verdict::new(Outcome::InvalidToolResult, ev);
+        }
+    }
+    if ev.is_error == Some(true) {
+        if let Some(text) = first_text(obj) {
+            ev.error_message = Some(text);
+        }
+        return Verdict::new(Outcome::ToolError, ev);
+    }
+    Verdict::new(Outcome::ToolSuccess, ev)
+}
+
+fn short_json(v: &Value) -> String {
+    crate::jsonrpc::excerpt(&v.to_string())
+}
+
+/// The first text block of a result, as the tool's error message.
+fn first_text(obj: &serde_json::Map<String, Value>) -> Option<String> {
+    obj.get("content")?
+        .as_array()?
+        .iter()
+        .find_map(|b| b.get("text").and_then(Value::as_str))
+        .map(crate::jsonrpc::excerpt)
+}
+
+/// Classifies a single Streamable HTTP exchange whose request is a `tools/call`:
+/// the common case, where the reply rides the POST's own response. Returns `None`
+/// when the request body is not one `tools/call` request.
+pub fn classify_http(x: &HttpExchange) -> Option<Verdict> {
+    let req_items = crate::jsonrpc::decode_request(&x.request.body);
+    let request = req_items.iter().find_map(|i| {
+        i.message()
+            .filter(|m| m.kind() == Kind::Request && m.method().as_deref() == Some("tools/call"))
+    })?;
+    let items = x
+        .response
+        .as_ref()
+        .map(crate::jsonrpc::decode_response)
+        .unwrap_or_default();
+    let leg = Leg {
+        exchange: Some(x),
+        items: items.iter().collect(),
+        end: x.end,
+    };
+    Some(classify(request, &[leg], Options::default()))
+}
+
+#[cfg(test)]
+mod tests;

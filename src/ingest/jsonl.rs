@@ -1,0 +1,530 @@
+//! JSONL inputs, detected per line (`docs/input-formats.md`):
+//! HTTP exchange records (`{"request": …, "response": …}`), message transcripts
+//! (`{"dir": "c2s", "msg": …}`) and bare JSON-RPC lines (a stdio `tee`).
+//! A line that is none of these is a problem naming its line; reading goes on.
+
+use super::{Problem, Sink};
+use crate::config::Limits;
+use crate::model::{
+    Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
+    Payload, SseBody, SseEvent, StdioMessage, Timestamp,
+};
+use serde_json::{Map, Value};
+use std::io::{self, BufRead};
+
+/// Reads every line of `reader`.
+pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> io::Result<()> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut line_no: u64 = 0;
+    let mut foreign: Option<(&'static str, u64)> = None;
+    let mut records = 0u64;
+    loop {
+        buf.clear();
+        let read = read_line_capped(reader, &mut buf, limits.max_record_bytes)?;
+        let (total, newline) = match read {
+            None => break,
+            Some(r) => r,
+        };
+        line_no += 1;
+        let locator = Locator::Line { line: line_no };
+        if total > buf.len() as u64 {
+            sink.problem(Problem {
+                locator,
+                message: format!(
+                    "line is {total} bytes, over the {}-byte record limit; skipped (raise --max-record-bytes to read it)",
+                    limits.max_record_bytes
+                ),
+            });
+            continue;
+        }
+        let _ = newline;
+        let bytes = trim_line(&buf);
+        if bytes.is_empty() {
+            continue;
+        }
+        let text = match std::str::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => {
+                sink.problem(Problem {
+                    locator,
+                    message: format!(
+                        "not valid UTF-8 (bad byte 0x{:02x} at column {})",
+                        bytes.get(e.valid_up_to()).copied().unwrap_or(0),
+                        e.valid_up_to() + 1
+                    ),
+                });
+                continue;
+            }
+        };
+        match parse_line(text) {
+            Ok(Line::Payload(payload)) => {
+                records += 1;
+                sink.exchange(Exchange { locator, payload });
+            }
+            Ok(Line::Foreign(kind)) => {
+                if foreign.is_none() {
+                    foreign = Some((kind, line_no));
+                }
+            }
+            Err(message) => sink.problem(Problem { locator, message }),
+        }
+    }
+    if let Some((kind, line)) = foreign {
+        let message = if records == 0 {
+            format!("this looks like {kind}; reading that log kind is not supported yet")
+        } else {
+            format!("lines like this one look like {kind}, which is not supported yet; they were skipped")
+        };
+        sink.problem(Problem {
+            locator: Locator::Line { line },
+            message,
+        });
+    }
+    Ok(())
+}
+
+/// Reads one line into `buf`, keeping at most `cap` bytes; returns the line's full
+/// length and whether it ended in a newline. Past the cap the rest is skipped
+/// without being stored, so a huge line costs no memory.
+fn read_line_capped(
+    r: &mut impl BufRead,
+    buf: &mut Vec<u8>,
+    cap: usize,
+) -> io::Result<Option<(u64, bool)>> {
+    let mut total: u64 = 0;
+    loop {
+        let chunk = match r.fill_buf() {
+            Ok(c) => c,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(if total == 0 {
+                None
+            } else {
+                Some((total, false))
+            });
+        }
+        let (take, done) = match memchr::memchr(b'\n', chunk) {
+            Some(i) => (i + 1, true),
+            None => (chunk.len(), false),
+        };
+        let content = if done { take - 1 } else { take };
+        let room = cap.saturating_sub(buf.len());
+        if total as usize <= cap {
+            buf.extend_from_slice(&chunk[..content.min(room)]);
+        }
+        total += content as u64;
+        r.consume(take);
+        if done {
+            return Ok(Some((total, true)));
+        }
+    }
+}
+
+fn trim_line(b: &[u8]) -> &[u8] {
+    let b = b.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(b);
+    let start = b
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(b.len());
+    let end = b
+        .iter()
+        .rposition(|c| !c.is_ascii_whitespace())
+        .map_or(start, |i| i + 1);
+    &b[start..end.max(start)]
+}
+
+#[allow(clippy::large_enum_variant)] // one per line, moved straight into the sink
+enum Line {
+    Payload(Payload),
+    /// A log kind recognised but not read (yet).
+    Foreign(&'static str),
+}
+
+fn parse_line(text: &str) -> Result<Line, String> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| format!("not JSON: {}", crate::jsonrpc::describe_json_error(&e)))?;
+    let Value::Object(obj) = value else {
+        return Err(format!(
+            "a JSON {} where a record object was expected",
+            json_kind(&value)
+        ));
+    };
+    if obj.contains_key("request") {
+        return http_record(&obj).map(|x| Line::Payload(Payload::Http(x)));
+    }
+    if let Some(msg) = obj
+        .get("msg")
+        .or_else(|| obj.get("message"))
+        .filter(|m| m.is_object())
+    {
+        if let Some(dir) = obj.get("dir").or_else(|| obj.get("direction")) {
+            let dir = parse_direction(dir)
+                .ok_or_else(|| format!("\"dir\" is {dir}; expected \"c2s\" or \"s2c\""))?;
+            return Ok(Line::Payload(Payload::Stdio(StdioMessage {
+                dir: Some(dir),
+                json: msg.to_string(),
+                ts: timestamp(&obj, &["ts", "timestamp", "time"]),
+            })));
+        }
+    }
+    if is_jsonrpc(&obj) {
+        return Ok(Line::Payload(Payload::Stdio(StdioMessage {
+            dir: None,
+            json: text.to_owned(),
+            ts: None,
+        })));
+    }
+    if let Some(kind) = foreign_kind(&obj) {
+        return Ok(Line::Foreign(kind));
+    }
+    Err("not a recognised record: expected an HTTP exchange record (\"request\"/\"response\"), a transcript message (\"dir\" + \"msg\") or a JSON-RPC message (\"jsonrpc\")".to_owned())
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+fn is_jsonrpc(obj: &Map<String, Value>) -> bool {
+    obj.contains_key("jsonrpc")
+        || (obj.contains_key("id") && (obj.contains_key("result") || obj.contains_key("error")))
+        || (obj.get("method").is_some_and(Value::is_string)
+            && (obj.contains_key("params") || obj.contains_key("id")))
+}
+
+/// Log kinds other issues will read; named so the user knows why nothing came out.
+fn foreign_kind(obj: &Map<String, Value>) -> Option<&'static str> {
+    let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
+    if obj.contains_key("sessionId") && matches!(ty, "user" | "assistant" | "system" | "summary") {
+        return Some("a Claude Code session transcript");
+    }
+    if obj.contains_key("payload")
+        && matches!(
+            ty,
+            "response_item" | "event_msg" | "session_meta" | "turn_context"
+        )
+    {
+        return Some("a Codex CLI rollout");
+    }
+    if obj.contains_key("resourceSpans") {
+        return Some("OpenTelemetry spans (OTLP/JSON)");
+    }
+    None
+}
+
+fn parse_direction(v: &Value) -> Option<Direction> {
+    match v.as_str()?.to_ascii_lowercase().as_str() {
+        "c2s" | "client" | "client_to_server" | "send" | "sent" | "out" | "outgoing"
+        | "request" | ">" | "->" => Some(Direction::ClientToServer),
+        "s2c" | "server" | "server_to_client" | "recv" | "received" | "in" | "incoming"
+        | "response" | "<" | "<-" => Some(Direction::ServerToClient),
+        _ => None,
+    }
+}
+
+fn timestamp(obj: &Map<String, Value>, keys: &[&str]) -> Option<Timestamp> {
+    keys.iter().find_map(|k| match obj.get(*k)? {
+        Value::String(s) => Timestamp::parse(s),
+        Value::Number(n) => Timestamp::parse(&n.to_string()),
+        _ => None,
+    })
+}
+
+fn headers(v: Option<&Value>) -> Result<Headers, String> {
+    let mut h = Headers::default();
+    match v {
+        None | Some(Value::Null) => {}
+        Some(Value::Object(map)) => {
+            for (name, value) in map {
+                match value {
+                    Value::Array(values) => {
+                        for v in values {
+                            h.push(name.clone(), scalar(v));
+                        }
+                    }
+                    other => h.push(name.clone(), scalar(other)),
+                }
+            }
+        }
+        Some(Value::Array(list)) => {
+            for entry in list {
+                match entry {
+                    Value::Array(pair) if pair.len() == 2 => {
+                        h.push(scalar(&pair[0]), scalar(&pair[1]))
+                    }
+                    Value::Object(o) if o.contains_key("name") => h.push(
+                        scalar(o.get("name").unwrap_or(&Value::Null)),
+                        scalar(o.get("value").unwrap_or(&Value::Null)),
+                    ),
+                    other => {
+                        return Err(format!("a header entry is {other}; expected [name, value]"))
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            return Err(format!(
+                "headers are a JSON {}; expected an object or a list of [name, value]",
+                json_kind(other)
+            ))
+        }
+    }
+    Ok(h)
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// A body as logged: a string, or JSON logged as a JSON value rather than text.
+fn body_text(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::Null => None,
+        Value::String(s) => Some(s.clone()),
+        other => Some(other.to_string()),
+    }
+}
+
+fn http_record(obj: &Map<String, Value>) -> Result<HttpExchange, String> {
+    let req = obj
+        .get("request")
+        .and_then(Value::as_object)
+        .ok_or("\"request\" is not an object")?;
+    let ts = timestamp(obj, &["ts", "timestamp", "time", "started_at"]);
+    let request = HttpRequest {
+        method: req
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("POST")
+            .to_owned(),
+        url: req
+            .get("url")
+            .or_else(|| req.get("path"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        headers: headers(req.get("headers")).map_err(|e| format!("request {e}"))?,
+        body: body_text(req.get("body")).unwrap_or_default().into_bytes(),
+        ts: timestamp(req, &["ts"]).or(ts),
+    };
+    let end_field = obj.get("end").and_then(Value::as_str);
+    let end = match end_field {
+        Some(s) => End::parse(s).ok_or_else(|| {
+            format!("\"end\" is \"{s}\"; expected complete, closed, client_closed, reset, capture_ended or truncated")
+        })?,
+        None => End::Complete,
+    };
+    let recorder_note = ["error", "note"]
+        .iter()
+        .find_map(|k| obj.get(*k).and_then(Value::as_str))
+        .map(str::to_owned);
+    let response = match obj.get("response") {
+        None | Some(Value::Null) => None,
+        Some(Value::Object(resp)) => Some(http_response(resp, obj)?),
+        Some(other) => {
+            return Err(format!(
+                "\"response\" is a JSON {}; expected an object or null",
+                json_kind(other)
+            ))
+        }
+    };
+    // A record with no response and no stated end: the request went unanswered.
+    let end = if response.is_none() && end_field.is_none() {
+        End::Complete
+    } else {
+        end
+    };
+    Ok(HttpExchange {
+        request,
+        response,
+        end,
+        end_ts: timestamp(obj, &["end_ts", "ended_at"]),
+        recorder_note,
+    })
+}
+
+fn http_response(
+    resp: &Map<String, Value>,
+    record: &Map<String, Value>,
+) -> Result<HttpResponse, String> {
+    let status = match resp.get("status") {
+        Some(Value::Number(n)) => n.as_u64().filter(|s| *s <= 999),
+        Some(Value::String(s)) => s.trim().parse::<u64>().ok().filter(|s| *s <= 999),
+        _ => None,
+    }
+    .ok_or("response \"status\" is missing or not an HTTP status number")? as u16;
+    let headers = headers(resp.get("headers")).map_err(|e| format!("response {e}"))?;
+    let is_sse = headers.media_type().as_deref() == Some("text/event-stream");
+    let body = if let Some(events) = resp.get("events") {
+        Body::Sse(events_body(events)?)
+    } else {
+        match body_text(resp.get("body")) {
+            None if resp.contains_key("body") => Body::Bytes(Vec::new()),
+            None => Body::NotRecorded,
+            Some(text) => {
+                let sse = is_sse
+                    || (headers.get("content-type").is_none()
+                        && crate::sse::looks_like_event_stream(text.as_bytes()));
+                if sse {
+                    Body::Sse(crate::sse::parse_body(text.as_bytes()))
+                } else {
+                    Body::Bytes(text.into_bytes())
+                }
+            }
+        }
+    };
+    Ok(HttpResponse {
+        status,
+        headers,
+        body,
+        ts: timestamp(resp, &["ts"]).or_else(|| timestamp(record, &["response_ts"])),
+    })
+}
+
+/// `"events": [...]`: already-split SSE events, as objects or bare data strings.
+fn events_body(events: &Value) -> Result<SseBody, String> {
+    let list = events
+        .as_array()
+        .ok_or("response \"events\" is not a list")?;
+    let mut body = SseBody::default();
+    for (i, e) in list.iter().enumerate() {
+        let (event, data, id, retry, ts) = match e {
+            Value::String(s) => ("message".to_owned(), s.clone(), None, None, None),
+            Value::Object(o) => (
+                o.get("event")
+                    .and_then(Value::as_str)
+                    .unwrap_or("message")
+                    .to_owned(),
+                body_text(o.get("data")).unwrap_or_default(),
+                o.get("id").map(scalar),
+                o.get("retry").and_then(Value::as_u64),
+                timestamp(o, &["ts"]),
+            ),
+            other => {
+                return Err(format!(
+                    "event {i} is a JSON {}; expected an object or a string",
+                    json_kind(other)
+                ))
+            }
+        };
+        body.events.push(SseEvent {
+            event,
+            data,
+            id,
+            retry,
+            offset: i as u64,
+            ts,
+        });
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::Collect;
+
+    fn run(input: &str) -> Collect {
+        let mut sink = Collect::default();
+        read(&mut input.as_bytes(), &Limits::default(), &mut sink).unwrap();
+        sink
+    }
+
+    #[test]
+    fn reads_each_record_kind() {
+        let c = run(concat!(
+            r#"{"ts":"2026-12-02T17:00:00Z","request":{"method":"POST","url":"http://h/mcp","headers":[["Content-Type","application/json"]],"body":"{}"},"response":{"status":200,"headers":{"content-type":"text/event-stream"},"body":"data: {}\n\n"},"end":"closed"}"#,
+            "\n",
+            r#"{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"}}"#,
+            "\n\n",
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            "\n",
+        ));
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.exchanges.len(), 3);
+        let Payload::Http(x) = &c.exchanges[0].payload else {
+            panic!("http")
+        };
+        assert_eq!(x.end, End::Closed);
+        assert!(matches!(&x.response.as_ref().unwrap().body, Body::Sse(s) if s.events.len() == 1));
+        assert_eq!(
+            x.request.headers.get("content-type"),
+            Some("application/json")
+        );
+        assert_eq!(c.exchanges[2].locator, Locator::Line { line: 4 });
+    }
+
+    #[test]
+    fn bad_lines_are_named_and_the_rest_is_read() {
+        let c = run("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\nnot json\n[1]\n{\"x\":1}\n{\"request\":{},\"response\":{\"status\":\"abc\"}}\n{\"jsonrpc\":\"2.0\",\"method\":\"a\",\"params\":{}}\n");
+        assert_eq!(c.exchanges.len(), 2);
+        let lines: Vec<_> = c.problems.iter().map(|p| p.locator.clone()).collect();
+        assert_eq!(lines, [2, 3, 4, 5].map(|line| Locator::Line { line }));
+        assert!(c.problems[0].message.starts_with("not JSON"));
+        assert!(c.problems[1].message.contains("array"));
+        assert!(c.problems[3].message.contains("status"));
+    }
+
+    #[test]
+    fn overlong_line_is_skipped_without_buffering() {
+        let limits = Limits {
+            max_record_bytes: 64,
+            ..Limits::default()
+        };
+        let long = format!(
+            "{{\"jsonrpc\":\"2.0\",\"method\":\"x\",\"params\":\"{}\"}}\n",
+            "a".repeat(1000)
+        );
+        let input = format!("{long}{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{}}}}\n");
+        let mut sink = Collect::default();
+        read(&mut input.as_bytes(), &limits, &mut sink).unwrap();
+        assert_eq!(sink.exchanges.len(), 1);
+        assert!(sink.problems[0]
+            .message
+            .contains("over the 64-byte record limit"));
+    }
+
+    #[test]
+    fn non_utf8_and_foreign_logs() {
+        let mut sink = Collect::default();
+        read(
+            &mut &b"{\"a\":\"\xff\"}\n"[..],
+            &Limits::default(),
+            &mut sink,
+        )
+        .unwrap();
+        assert!(sink.problems[0]
+            .message
+            .contains("not valid UTF-8 (bad byte 0xff at column 7)"));
+        let c = run("{\"type\":\"user\",\"sessionId\":\"s\",\"message\":{}}\n");
+        assert!(c.problems[0].message.contains("Claude Code"));
+    }
+
+    #[test]
+    fn events_form_and_headers_as_objects_list() {
+        let c = run(
+            r#"{"request":{"method":"POST","url":"/mcp","headers":[{"name":"A","value":"1"}],"body":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}},"response":{"status":200,"events":[{"data":{"jsonrpc":"2.0","id":1,"result":{"content":[]}}},"x"]}}"#,
+        );
+        let Payload::Http(x) = &c.exchanges[0].payload else {
+            panic!("http")
+        };
+        assert!(String::from_utf8_lossy(&x.request.body).contains("tools/call"));
+        let Body::Sse(s) = &x.response.as_ref().unwrap().body else {
+            panic!("sse")
+        };
+        assert_eq!(s.events.len(), 2);
+        assert_eq!(s.events[1].data, "x");
+    }
+}

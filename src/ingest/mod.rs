@@ -1,0 +1,275 @@
+//! Ingest stage: bytes of one input → `model::Exchange`s pushed into a `Sink`.
+//! The format is detected from content, never from the file name. Problems inside
+//! an input (a bad line) are reported to the sink and reading goes on; only a problem
+//! that stops the whole input is returned as an `IngestError`.
+
+mod jsonl;
+
+use crate::config::Limits;
+use crate::model::{Exchange, Locator};
+use std::io::{self, BufRead, BufReader, Read};
+
+/// What an input turned out to be.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Format {
+    Jsonl,
+    Har,
+    Pcap,
+    Pcapng,
+    /// Content not recognised (only ever in errors).
+    Unknown,
+}
+
+impl Format {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Har => "har",
+            Format::Pcap => "pcap",
+            Format::Pcapng => "pcapng",
+            Format::Unknown => "unknown",
+        }
+    }
+}
+
+/// A problem with one record of an input; the rest of the input is still read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    pub locator: Locator,
+    pub message: String,
+}
+
+/// Where ingesters push what they read (ripgrep's `Sink`, for exchanges).
+pub trait Sink {
+    fn exchange(&mut self, x: Exchange);
+    fn problem(&mut self, p: Problem);
+}
+
+/// Collects everything (tests and small tools).
+#[derive(Debug, Default)]
+pub struct Collect {
+    pub exchanges: Vec<Exchange>,
+    pub problems: Vec<Problem>,
+}
+
+impl Sink for Collect {
+    fn exchange(&mut self, x: Exchange) {
+        self.exchanges.push(x);
+    }
+    fn problem(&mut self, p: Problem) {
+        self.problems.push(p);
+    }
+}
+
+/// A problem that stops one input (the run goes on with the others).
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error("cannot read: {0}")]
+    Io(#[from] io::Error),
+    #[error("empty input: nothing to analyse")]
+    Empty,
+    #[error("binary data that is not a pcap, pcapng or gzip file (first bytes {0}); mcpsift reads JSONL, HAR, pcap and pcapng")]
+    Binary(String),
+    #[error("not a recognised input: {0}")]
+    Unrecognised(String),
+    #[error("{0} input recognised, but reading {0} is not supported by this build yet")]
+    NotSupported(&'static str),
+    #[error("compressed input expands past the {0}-byte cap (raise --max-decompressed-bytes to read it)")]
+    DecompressCap(u64),
+    #[error("compressed inside compressed more than {0} levels deep")]
+    TooDeep(u32),
+}
+
+/// Reads one whole input, detecting its format, pushing into `sink`.
+pub fn ingest(
+    reader: impl Read,
+    limits: &Limits,
+    sink: &mut dyn Sink,
+) -> Result<Format, IngestError> {
+    ingest_level(Box::new(reader), limits, sink, 0)
+}
+
+fn ingest_level(
+    reader: Box<dyn Read + '_>,
+    limits: &Limits,
+    sink: &mut dyn Sink,
+    depth: u32,
+) -> Result<Format, IngestError> {
+    let mut reader = BufReader::with_capacity(256 << 10, reader);
+    let head = fill_head(&mut reader)?;
+    match sniff(&head) {
+        Sniffed::Empty => Err(IngestError::Empty),
+        Sniffed::Gzip => {
+            if depth >= 2 {
+                return Err(IngestError::TooDeep(depth));
+            }
+            let cap = limits.max_decompressed_bytes;
+            let dec = CappedReader {
+                inner: flate2::bufread::MultiGzDecoder::new(reader),
+                left: cap,
+                cap,
+            };
+            ingest_level(Box::new(dec), limits, sink, depth + 1).map_err(|e| match e {
+                IngestError::Io(io) if io.kind() == io::ErrorKind::FileTooLarge => {
+                    IngestError::DecompressCap(cap)
+                }
+                other => other,
+            })
+        }
+        Sniffed::Pcap => Err(IngestError::NotSupported("pcap")),
+        Sniffed::Pcapng => Err(IngestError::NotSupported("pcapng")),
+        Sniffed::Har => Err(IngestError::NotSupported("HAR")),
+        Sniffed::Jsonl => {
+            jsonl::read(&mut reader, limits, sink)?;
+            Ok(Format::Jsonl)
+        }
+        Sniffed::Binary(first) => Err(IngestError::Binary(first)),
+        Sniffed::Text(what) => Err(IngestError::Unrecognised(what)),
+    }
+}
+
+/// Fills the reader's buffer with the input's first bytes without consuming them.
+fn fill_head(reader: &mut BufReader<Box<dyn Read + '_>>) -> io::Result<Vec<u8>> {
+    // One fill_buf may return little (a pipe); a few are enough for sniffing.
+    let buf = reader.fill_buf()?;
+    Ok(buf[..buf.len().min(8192)].to_vec())
+}
+
+/// What the first bytes say.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Sniffed {
+    Empty,
+    Gzip,
+    Pcap,
+    Pcapng,
+    Har,
+    Jsonl,
+    Binary(String),
+    Text(String),
+}
+
+/// Detects a format from an input's first bytes.
+pub fn sniff(head: &[u8]) -> Sniffed {
+    if head.is_empty() {
+        return Sniffed::Empty;
+    }
+    if head.starts_with(&[0x1f, 0x8b]) {
+        return Sniffed::Gzip;
+    }
+    if head.len() >= 4 {
+        let m = [head[0], head[1], head[2], head[3]];
+        match m {
+            [0xd4, 0xc3, 0xb2, 0xa1]
+            | [0xa1, 0xb2, 0xc3, 0xd4]
+            | [0x4d, 0x3c, 0xb2, 0xa1]
+            | [0xa1, 0xb2, 0x3c, 0x4d] => return Sniffed::Pcap,
+            [0x0a, 0x0d, 0x0d, 0x0a] => return Sniffed::Pcapng,
+            _ => {}
+        }
+    }
+    let body = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let Some(start) = body.iter().position(|b| !b.is_ascii_whitespace()) else {
+        return Sniffed::Empty;
+    };
+    let text = &body[start..];
+    let binary = body
+        .iter()
+        .take(1024)
+        .any(|&b| b == 0 || (b < 0x09) || (0x0e..0x20).contains(&b) && b != 0x1b);
+    if text[0] == b'{' {
+        // A HAR is one JSON document whose top-level object holds "log".
+        let first_line = text.split(|&b| b == b'\n').next().unwrap_or(text);
+        let compact = first_line
+            .iter()
+            .filter(|b| !b.is_ascii_whitespace())
+            .count();
+        if compact <= 1 || looks_like_har(text) {
+            if looks_like_har(text) {
+                return Sniffed::Har;
+            }
+            return Sniffed::Text(
+                "a JSON document spread over several lines, without a HAR \"log\"; JSONL needs one JSON object per line".to_owned(),
+            );
+        }
+        return Sniffed::Jsonl;
+    }
+    if binary {
+        let hex: Vec<String> = head.iter().take(8).map(|b| format!("{b:02x}")).collect();
+        return Sniffed::Binary(hex.join(" "));
+    }
+    if text[0] == b'[' {
+        return Sniffed::Text(
+            "a JSON array; mcpsift reads JSONL (one JSON object per line), HAR, pcap and pcapng"
+                .to_owned(),
+        );
+    }
+    let first_line = String::from_utf8_lossy(text.split(|&b| b == b'\n').next().unwrap_or(text));
+    Sniffed::Text(format!(
+        "the first line is not JSON ({}); mcpsift reads JSONL, HAR, pcap and pcapng",
+        crate::jsonrpc::excerpt(first_line.trim())
+            .chars()
+            .take(60)
+            .collect::<String>()
+    ))
+}
+
+fn looks_like_har(text: &[u8]) -> bool {
+    // `{"log":` possibly with whitespace, as the first key.
+    let compact: Vec<u8> = text
+        .iter()
+        .take(256)
+        .copied()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    compact.starts_with(b"{\"log\":")
+}
+
+/// A reader that fails with `FileTooLarge` after `cap` bytes.
+struct CappedReader<R> {
+    inner: R,
+    left: u64,
+    cap: u64,
+}
+
+impl<R: Read> Read for CappedReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 {
+            // Probe one byte: exactly `cap` bytes is fine, more is not.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(io::Error::new(
+                    io::ErrorKind::FileTooLarge,
+                    format!("decompressed past {} bytes", self.cap),
+                )),
+            };
+        }
+        let want = buf.len().min(self.left.min(usize::MAX as u64) as usize);
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_by_content() {
+        assert_eq!(sniff(b""), Sniffed::Empty);
+        assert_eq!(sniff(b"  \n"), Sniffed::Empty);
+        assert_eq!(sniff(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]), Sniffed::Pcap);
+        assert_eq!(sniff(&[0x0a, 0x0d, 0x0d, 0x0a, 0, 0]), Sniffed::Pcapng);
+        assert_eq!(sniff(&[0x1f, 0x8b, 8]), Sniffed::Gzip);
+        assert_eq!(sniff(b"{\n  \"log\": {\"version\":\"1.2\"}}"), Sniffed::Har);
+        assert_eq!(sniff(b"{\"jsonrpc\":\"2.0\",\"id\":1}\n"), Sniffed::Jsonl);
+        assert!(matches!(
+            sniff(b"\x7fELF\x02\x01\x01\x00\x00"),
+            Sniffed::Binary(_)
+        ));
+        assert!(matches!(sniff(b"hello world\n"), Sniffed::Text(_)));
+        assert!(matches!(sniff(b"{\n \"a\": 1\n}"), Sniffed::Text(_)));
+    }
+}

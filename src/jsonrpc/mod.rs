@@ -1,0 +1,232 @@
+//! JSON-RPC stage: turns what an exchange carried (a JSON body, a batch, SSE events,
+//! a stdio line) into decoded messages, keeping what could not be decoded as evidence.
+//! It knows JSON-RPC framing, not MCP semantics; those live in `classify`.
+
+mod message;
+
+pub use message::{canonical_json, Id, Kind, Message};
+
+use crate::model::{Body, HttpResponse, Timestamp};
+
+/// What one JSON text (a body, an SSE `data`, a batch element) decoded to.
+#[derive(Debug, Clone)]
+pub enum Decoded {
+    /// A JSON object, read as a JSON-RPC message (it may still be an invalid one).
+    Message(Box<Message>),
+    /// Valid JSON that is not an object (a number, a string, `null`, an array element
+    /// of the wrong type). The string names the JSON type.
+    NotObject(&'static str),
+    /// Several JSON values back to back in one body.
+    Multiple(usize),
+    /// Not JSON at all; the parser's message.
+    NotJson(String),
+}
+
+/// Where a decoded item sat in the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Place {
+    /// The whole HTTP body (or a stdio line).
+    Body,
+    /// The `index`-th dispatched SSE event.
+    Event { index: usize },
+}
+
+/// One decoded item with its place and an excerpt of the text it came from.
+#[derive(Debug, Clone)]
+pub struct Item {
+    pub decoded: Decoded,
+    pub place: Place,
+    /// Index within a JSON-RPC batch array, if it was one.
+    pub batch_index: Option<usize>,
+    /// The SSE event id in force, if any.
+    pub event_id: Option<String>,
+    pub ts: Option<Timestamp>,
+    /// The first bytes of the source text, for reports.
+    pub excerpt: String,
+}
+
+impl Item {
+    pub fn message(&self) -> Option<&Message> {
+        match &self.decoded {
+            Decoded::Message(m) => Some(m),
+            _ => None,
+        }
+    }
+}
+
+const EXCERPT: usize = 300;
+
+/// The first `EXCERPT` bytes of `text`, cut on a character boundary.
+pub fn excerpt(text: &str) -> String {
+    if text.len() <= EXCERPT {
+        return text.to_owned();
+    }
+    let mut cut = EXCERPT;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}…", &text[..cut])
+}
+
+fn json_type(v: &serde_json::Value) -> &'static str {
+    match v {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "a boolean",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
+    }
+}
+
+/// Human wording for a serde_json error on hostile input.
+pub fn describe_json_error(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    if msg.contains("recursion limit") {
+        format!(
+            "JSON nested more than 128 levels deep (line {}, column {})",
+            e.line(),
+            e.column()
+        )
+    } else {
+        msg
+    }
+}
+
+/// Decodes one JSON text: an object, a batch array, or something that is not a message.
+pub fn decode_text(
+    text: &str,
+    place: Place,
+    event_id: Option<&str>,
+    ts: Option<Timestamp>,
+) -> Vec<Item> {
+    let item = |decoded, batch_index| Item {
+        decoded,
+        place,
+        batch_index,
+        event_id: event_id.map(str::to_owned),
+        ts,
+        excerpt: excerpt(text),
+    };
+    let trimmed = text.trim_start_matches('\u{feff}').trim();
+    if trimmed.starts_with('{') {
+        return match Message::parse(trimmed) {
+            Ok(m) => vec![item(Decoded::Message(Box::new(m)), None)],
+            Err(e) => vec![item(not_json_or_multiple(trimmed, &e), None)],
+        };
+    }
+    if trimmed.starts_with('[') {
+        return match serde_json::from_str::<Vec<Box<serde_json::value::RawValue>>>(trimmed) {
+            Ok(elems) if elems.is_empty() => vec![item(Decoded::NotObject("an empty array"), None)],
+            Ok(elems) => elems
+                .iter()
+                .enumerate()
+                .map(|(i, raw)| {
+                    let d = match Message::parse(raw.get()) {
+                        Ok(m) => Decoded::Message(Box::new(m)),
+                        Err(_) => Decoded::NotObject(
+                            serde_json::from_str::<serde_json::Value>(raw.get())
+                                .map(|v| json_type(&v))
+                                .unwrap_or("not an object"),
+                        ),
+                    };
+                    item(d, Some(i))
+                })
+                .collect(),
+            Err(e) => vec![item(not_json_or_multiple(trimmed, &e), None)],
+        };
+    }
+    match serde_json::from_str::<serde_json::Value>(trimmed) {
+        Ok(v) => vec![item(Decoded::NotObject(json_type(&v)), None)],
+        Err(e) => vec![item(not_json_or_multiple(trimmed, &e), None)],
+    }
+}
+
+fn not_json_or_multiple(text: &str, e: &serde_json::Error) -> Decoded {
+    if e.to_string().contains("trailing characters") {
+        let n = serde_json::Deserializer::from_str(text)
+            .into_iter::<serde::de::IgnoredAny>()
+            .take_while(Result::is_ok)
+            .count();
+        if n > 1 {
+            return Decoded::Multiple(n);
+        }
+    }
+    if text.is_empty() {
+        return Decoded::NotJson("empty body".to_owned());
+    }
+    Decoded::NotJson(describe_json_error(e))
+}
+
+/// Decodes what a response carried: the JSON body, or every SSE event's `data`.
+/// SSE events with empty data (priming, keep-alive) carry no message and are skipped.
+pub fn decode_response(resp: &HttpResponse) -> Vec<Item> {
+    match &resp.body {
+        Body::NotRecorded => Vec::new(),
+        Body::Bytes(bytes) => {
+            if bytes.is_empty() {
+                return Vec::new();
+            }
+            let text = String::from_utf8_lossy(bytes);
+            decode_text(&text, Place::Body, None, resp.ts)
+        }
+        Body::Sse(sse) => sse
+            .events
+            .iter()
+            .enumerate()
+            .filter(|(_, e)| !e.data.trim().is_empty())
+            .flat_map(|(index, e)| {
+                decode_text(
+                    &e.data,
+                    Place::Event { index },
+                    e.id.as_deref(),
+                    e.ts.or(resp.ts),
+                )
+            })
+            .collect(),
+    }
+}
+
+/// Decodes a request body (client → server), normally one message.
+pub fn decode_request(body: &[u8]) -> Vec<Item> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Vec::new();
+    }
+    decode_text(&String::from_utf8_lossy(body), Place::Body, None, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_objects_batches_and_garbage() {
+        let one = decode_text(
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            Place::Body,
+            None,
+            None,
+        );
+        assert!(matches!(one[0].decoded, Decoded::Message(_)));
+        let batch = decode_text(
+            r#"[{"jsonrpc":"2.0","id":1,"result":{}}, 5]"#,
+            Place::Body,
+            None,
+            None,
+        );
+        assert_eq!(batch.len(), 2);
+        assert!(matches!(batch[1].decoded, Decoded::NotObject("a number")));
+        assert_eq!(batch[1].batch_index, Some(1));
+        let bad = decode_text("{unclosed", Place::Body, None, None);
+        assert!(matches!(bad[0].decoded, Decoded::NotJson(_)));
+        let two = decode_text(
+            "{\"id\":1,\"result\":{}}\n{\"id\":1,\"result\":{}}",
+            Place::Body,
+            None,
+            None,
+        );
+        assert!(matches!(two[0].decoded, Decoded::Multiple(2)));
+        let s = decode_text("\"hello\"", Place::Body, None, None);
+        assert!(matches!(s[0].decoded, Decoded::NotObject("a string")));
+    }
+}

@@ -1,0 +1,230 @@
+//! The exchange: one HTTP request and what came back for it, or, for stdio, one
+//! message without any transport. This is what every ingester produces and what
+//! the later stages read; it holds bytes and events, never JSON-RPC meaning.
+
+use super::Timestamp;
+use serde::Serialize;
+use std::fmt;
+
+/// Where in its input a record came from, so a person can find it again.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Locator {
+    /// A 1-based line of a text input (JSONL).
+    Line { line: u64 },
+    /// A 0-based entry of a HAR `log.entries` array.
+    Entry { entry: u64 },
+    /// 1-based frame numbers as Wireshark shows them.
+    Frames {
+        request: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        response: Option<u64>,
+    },
+    /// Nothing finer than the input itself is known.
+    Input,
+}
+
+impl fmt::Display for Locator {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Locator::Line { line } => write!(f, "line {line}"),
+            Locator::Entry { entry } => write!(f, "entry {entry}"),
+            Locator::Frames {
+                request,
+                response: Some(r),
+            } => write!(f, "frames {request}/{r}"),
+            Locator::Frames { request, .. } => write!(f, "frame {request}"),
+            Locator::Input => write!(f, "input"),
+        }
+    }
+}
+
+/// HTTP header list in wire order; names compare case-insensitively.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Headers(pub Vec<(String, String)>);
+
+impl Headers {
+    /// The first value of `name`, case-insensitive.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// The media type of `Content-Type`, lower-cased, without parameters.
+    pub fn media_type(&self) -> Option<String> {
+        self.get("content-type").map(media_type_of)
+    }
+
+    pub fn push(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        self.0.push((name.into(), value.into()));
+    }
+}
+
+/// `text/event-stream; charset=utf-8` → `text/event-stream`.
+pub fn media_type_of(content_type: &str) -> String {
+    content_type
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// How a response (or the connection carrying it) ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum End {
+    /// The body was delimited and arrived whole.
+    #[default]
+    Complete,
+    /// The server closed the connection before the body ended (FIN, or a recorder's
+    /// "connection closed").
+    Closed,
+    /// The client closed its side first: it gave up or cancelled.
+    ClientClosed,
+    /// A TCP reset from either side.
+    Reset,
+    /// The capture stopped while the response was still in flight.
+    CaptureEnded,
+    /// The recorder cut the body (HAR size > text, packet snap length, caps).
+    Truncated,
+}
+
+impl End {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            End::Complete => "complete",
+            End::Closed => "closed",
+            End::ClientClosed => "client_closed",
+            End::Reset => "reset",
+            End::CaptureEnded => "capture_ended",
+            End::Truncated => "truncated",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<End> {
+        Some(
+            match s.trim().to_ascii_lowercase().replace('-', "_").as_str() {
+                "complete" | "completed" | "ok" => End::Complete,
+                "closed" | "server_closed" | "eof" => End::Closed,
+                "client_closed" | "cancelled" | "canceled" | "aborted" => End::ClientClosed,
+                "reset" | "rst" => End::Reset,
+                "capture_ended" | "capture_end" => End::CaptureEnded,
+                "truncated" => End::Truncated,
+                _ => return None,
+            },
+        )
+    }
+}
+
+/// One dispatched server-sent event (WHATWG event-stream).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SseEvent {
+    /// The `event` field, `message` when absent.
+    pub event: String,
+    /// The `data` lines joined with `\n`.
+    pub data: String,
+    /// The last event id in force when this event was dispatched.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// A `retry` field seen in this event's block, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<u64>,
+    /// Byte offset of the event's first line in the stream (after any BOM).
+    pub offset: u64,
+    /// When the bytes that completed this event arrived (pcap only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ts: Option<Timestamp>,
+}
+
+/// A response body as the recorder kept it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Body {
+    /// The recorder kept no body at all (HAR without `content.text`): unknown, not empty.
+    #[default]
+    NotRecorded,
+    /// Raw bytes (already content-decoded).
+    Bytes(Vec<u8>),
+    /// A `text/event-stream` body, parsed.
+    Sse(SseBody),
+}
+
+/// An event stream: dispatched events, plus what was left unterminated at the end.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SseBody {
+    pub events: Vec<SseEvent>,
+    /// Bytes of a last event that never saw its blank line: evidence, never dispatched.
+    pub incomplete_tail: Option<String>,
+    /// Problems met while parsing (lossy UTF-8, caps).
+    pub problems: Vec<String>,
+    /// Number of body bytes the parser saw.
+    pub bytes: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HttpRequest {
+    pub method: String,
+    /// The URL or request target as recorded.
+    pub url: String,
+    pub headers: Headers,
+    pub body: Vec<u8>,
+    pub ts: Option<Timestamp>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HttpResponse {
+    pub status: u16,
+    pub headers: Headers,
+    pub body: Body,
+    /// When the response head arrived.
+    pub ts: Option<Timestamp>,
+}
+
+/// One HTTP request and what came back.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct HttpExchange {
+    pub request: HttpRequest,
+    /// `None`: the request went out and no response was recorded.
+    pub response: Option<HttpResponse>,
+    /// How the response ended (`Complete` when there is none to end).
+    pub end: End,
+    /// When the exchange was over (last byte, or the recorder's end time).
+    pub end_ts: Option<Timestamp>,
+    /// The recorder's own reason for a failure (HAR `_error`, a proxy note).
+    pub recorder_note: Option<String>,
+}
+
+/// Who sent a message on a transport without HTTP (stdio).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+pub enum Direction {
+    #[serde(rename = "c2s")]
+    ClientToServer,
+    #[serde(rename = "s2c")]
+    ServerToClient,
+}
+
+/// One JSON-RPC message on a transport without HTTP, as raw JSON text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StdioMessage {
+    /// `None` when the recorder did not say and it must be inferred from the message.
+    pub dir: Option<Direction>,
+    pub json: String,
+    pub ts: Option<Timestamp>,
+}
+
+/// What one input record holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant)] // exchanges are moved once into the sink, never stored in bulk
+pub enum Payload {
+    Http(HttpExchange),
+    Stdio(StdioMessage),
+}
+
+/// One record from an input, with where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Exchange {
+    pub locator: Locator,
+    pub payload: Payload,
+}

@@ -1,0 +1,51 @@
+//! Report stage: presentation only, never recomputes a verdict. One emitter per
+//! output format (hyperfine's exporters, ruff's emitters).
+
+pub mod jsonl;
+mod markdown;
+mod table;
+
+use crate::batch::Report;
+use std::io::{self, Write};
+
+/// Output formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    Table,
+    Json,
+    Jsonl,
+    Markdown,
+}
+
+/// Options for human formats.
+#[derive(Debug, Clone, Default)]
+pub struct HumanOptions {
+    /// Show successful calls too, not only their count.
+    pub all: bool,
+    /// Terminal width for the table; `None` = no limit.
+    pub width: Option<u16>,
+    pub color: bool,
+}
+
+/// Writes `report` in `format`.
+pub fn write(
+    report: &Report,
+    format: OutputFormat,
+    opts: &HumanOptions,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        OutputFormat::Jsonl => jsonl::write_jsonl(report, w),
+        OutputFormat::Json => jsonl::write_json(report, w),
+        OutputFormat::Table => table::write(report, opts, w),
+        OutputFormat::Markdown => markdown::write(report, opts, w),
+    }
+}
+
+/// Location of a call or finding in words: `file:line 12`.
+pub(crate) fn place(input: &str, loc: &crate::model::Locator) -> String {
+    match loc {
+        crate::model::Locator::Input => input.to_owned(),
+        other => format!("{input} ({other})"),
+    }
+}

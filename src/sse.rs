@@ -1,0 +1,453 @@
+//! Server-sent events: an incremental, push-based parser for `text/event-stream`
+//! bodies that follows the WHATWG "event stream interpretation" rules. Written here
+//! because the SSE crates are async-only, keep their parsers private and stop at the
+//! first error, while forensics needs every byte accounted for (see
+//! `reference/rust-stack.md` §1.6 and `reference/mcp-wire.md` §3).
+//!
+//! Feed bytes as they arrive (any split gives the same events), then `finish`. An
+//! event that never saw its terminating blank line is reported as an incomplete tail,
+//! never dispatched.
+
+use crate::model::{SseBody, SseEvent, Timestamp};
+
+/// Default cap on one event's data (and on one line) in bytes.
+pub const DEFAULT_EVENT_CAP: usize = 16 << 20;
+/// How much of an unterminated tail is kept as evidence.
+const TAIL_EVIDENCE: usize = 4096;
+
+/// Incremental event-stream parser.
+#[derive(Debug)]
+pub struct SseParser {
+    cap: usize,
+    /// Bytes consumed so far, after any BOM: the next byte's offset.
+    pos: u64,
+    /// Offset of the first byte of the line being collected.
+    line_start: u64,
+    bom_checked: bool,
+    /// A partial BOM seen at the very start (the BOM may be split across feeds).
+    bom_prefix: Vec<u8>,
+    line: Vec<u8>,
+    line_overflow: bool,
+    /// The previous chunk ended in CR: a leading LF in the next chunk belongs to it.
+    after_cr: bool,
+    // Event being built.
+    data: String,
+    has_data: bool,
+    event_type: String,
+    block_retry: Option<u64>,
+    block_start: Option<u64>,
+    data_overflow: bool,
+    // Stream state.
+    last_event_id: String,
+    retry: Option<u64>,
+    comments: u64,
+    problems: Vec<String>,
+    lossy_reported: bool,
+}
+
+impl Default for SseParser {
+    fn default() -> Self {
+        SseParser::new(DEFAULT_EVENT_CAP)
+    }
+}
+
+impl SseParser {
+    /// A parser whose events and lines are capped at `cap` bytes each.
+    pub fn new(cap: usize) -> SseParser {
+        SseParser {
+            cap,
+            pos: 0,
+            line_start: 0,
+            bom_checked: false,
+            bom_prefix: Vec::new(),
+            line: Vec::new(),
+            line_overflow: false,
+            after_cr: false,
+            data: String::new(),
+            has_data: false,
+            event_type: String::new(),
+            block_retry: None,
+            block_start: None,
+            data_overflow: false,
+            last_event_id: String::new(),
+            retry: None,
+            comments: 0,
+            problems: Vec::new(),
+            lossy_reported: false,
+        }
+    }
+
+    /// The last event id in force (cursor for `Last-Event-ID`), empty when none.
+    pub fn last_event_id(&self) -> &str {
+        &self.last_event_id
+    }
+
+    /// The reconnection time the stream asked for, in milliseconds.
+    pub fn retry(&self) -> Option<u64> {
+        self.retry
+    }
+
+    /// Comment lines seen (keep-alives).
+    pub fn comments(&self) -> u64 {
+        self.comments
+    }
+
+    /// Feeds the next bytes; `emit` receives each event completed by them.
+    pub fn feed(
+        &mut self,
+        mut bytes: &[u8],
+        ts: Option<Timestamp>,
+        emit: &mut impl FnMut(SseEvent),
+    ) {
+        if !self.bom_checked {
+            // The stream may begin with U+FEFF (EF BB BF), possibly split across feeds.
+            const BOM: &[u8] = b"\xEF\xBB\xBF";
+            while !bytes.is_empty() && self.bom_prefix.len() < 3 {
+                self.bom_prefix.push(bytes[0]);
+                bytes = &bytes[1..];
+                if !BOM.starts_with(&self.bom_prefix) {
+                    break;
+                }
+            }
+            if self.bom_prefix.len() == 3 && self.bom_prefix == BOM {
+                self.bom_checked = true;
+                self.bom_prefix.clear();
+            } else if !BOM.starts_with(&self.bom_prefix) {
+                self.bom_checked = true;
+                let prefix = std::mem::take(&mut self.bom_prefix);
+                self.feed_lines(&prefix, ts, emit);
+            } else {
+                return; // still a possible BOM prefix; wait for more bytes
+            }
+        }
+        self.feed_lines(bytes, ts, emit);
+    }
+
+    fn feed_lines(&mut self, bytes: &[u8], ts: Option<Timestamp>, emit: &mut impl FnMut(SseEvent)) {
+        let mut rest = bytes;
+        if self.after_cr {
+            self.after_cr = false;
+            if let Some((&b'\n', tail)) = rest.split_first() {
+                self.pos += 1;
+                self.line_start = self.pos;
+                rest = tail;
+            }
+        }
+        while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
+            self.push_line_bytes(&rest[..i]);
+            let mut consumed = i + 1;
+            if rest[i] == b'\r' {
+                match rest.get(i + 1) {
+                    Some(b'\n') => consumed += 1,
+                    Some(_) => {}
+                    None => self.after_cr = true,
+                }
+            }
+            self.pos += consumed as u64;
+            let start = std::mem::replace(&mut self.line_start, self.pos);
+            let line = std::mem::take(&mut self.line);
+            let overflow = std::mem::replace(&mut self.line_overflow, false);
+            self.process_line(&line, overflow, start, ts, emit);
+            self.line = line;
+            self.line.clear();
+            rest = &rest[consumed..];
+        }
+        self.push_line_bytes(rest);
+        self.pos += rest.len() as u64;
+    }
+
+    fn push_line_bytes(&mut self, bytes: &[u8]) {
+        let room = self.cap.saturating_sub(self.line.len());
+        if bytes.len() > room {
+            self.line.extend_from_slice(&bytes[..room]);
+            self.line_overflow = true;
+        } else {
+            self.line.extend_from_slice(bytes);
+        }
+    }
+
+    fn process_line(
+        &mut self,
+        line: &[u8],
+        overflow: bool,
+        start: u64,
+        ts: Option<Timestamp>,
+        emit: &mut impl FnMut(SseEvent),
+    ) {
+        if overflow {
+            self.problems.push(format!(
+                "line at byte {start} is longer than {} bytes; the rest was dropped",
+                self.cap
+            ));
+        }
+        if line.is_empty() {
+            self.dispatch(ts, emit);
+            return;
+        }
+        if self.block_start.is_none() {
+            self.block_start = Some(start);
+        }
+        if line[0] == b':' {
+            self.comments += 1;
+            return;
+        }
+        let (field, value) = match memchr::memchr(b':', line) {
+            Some(i) => {
+                let v = &line[i + 1..];
+                (&line[..i], v.strip_prefix(b" ").unwrap_or(v))
+            }
+            None => (line, &b""[..]),
+        };
+        match field {
+            b"data" => {
+                let text = self.lossy(value, start);
+                if self.data.len() + text.len() + 1 > self.cap {
+                    if !self.data_overflow {
+                        self.problems.push(format!(
+                            "event at byte {} has more than {} bytes of data; the rest was dropped",
+                            self.block_start.unwrap_or(start),
+                            self.cap
+                        ));
+                    }
+                    self.data_overflow = true;
+                } else {
+                    self.data.push_str(&text);
+                    self.data.push('\n');
+                }
+                self.has_data = true;
+            }
+            b"event" => self.event_type = self.lossy(value, start),
+            // An id containing NUL is ignored entirely (WHATWG); an empty id resets.
+            b"id" if !value.contains(&0) => self.last_event_id = self.lossy(value, start),
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                if let Ok(ms) = std::str::from_utf8(value).unwrap_or("x").parse::<u64>() {
+                    self.retry = Some(ms);
+                    self.block_retry = Some(ms);
+                }
+            }
+            _ => {} // unknown fields are ignored
+        }
+    }
+
+    fn lossy(&mut self, bytes: &[u8], start: u64) -> String {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => s.to_owned(),
+            Err(_) => {
+                if !self.lossy_reported {
+                    self.lossy_reported = true;
+                    self.problems.push(format!(
+                        "line at byte {start} is not valid UTF-8; decoded lossily"
+                    ));
+                }
+                String::from_utf8_lossy(bytes).into_owned()
+            }
+        }
+    }
+
+    fn dispatch(&mut self, ts: Option<Timestamp>, emit: &mut impl FnMut(SseEvent)) {
+        let offset = self.block_start.take();
+        let retry = self.block_retry.take();
+        self.data_overflow = false;
+        if !self.has_data {
+            // No data field: nothing is dispatched (an id-only block still moves the cursor).
+            self.event_type.clear();
+            return;
+        }
+        self.has_data = false;
+        let mut data = std::mem::take(&mut self.data);
+        if data.ends_with('\n') {
+            data.pop();
+        }
+        let event = if self.event_type.is_empty() {
+            "message".to_owned()
+        } else {
+            std::mem::take(&mut self.event_type)
+        };
+        emit(SseEvent {
+            event,
+            data,
+            id: (!self.last_event_id.is_empty()).then(|| self.last_event_id.clone()),
+            retry,
+            offset: offset.unwrap_or(0),
+            ts,
+        });
+    }
+
+    /// Ends the stream. Returns the unterminated tail, if any, as evidence text.
+    pub fn finish(mut self) -> (Option<String>, Vec<String>) {
+        if !self.bom_checked && !self.bom_prefix.is_empty() {
+            let prefix = std::mem::take(&mut self.bom_prefix);
+            self.bom_checked = true;
+            self.feed_lines(&prefix, None, &mut |_| {});
+        }
+        let mut tail = None;
+        let pending_line = !self.line.is_empty();
+        if pending_line || self.has_data || !self.event_type.is_empty() {
+            let mut text = String::new();
+            if !self.event_type.is_empty() {
+                text.push_str("event: ");
+                text.push_str(&self.event_type);
+                text.push('\n');
+            }
+            for l in self.data.lines() {
+                text.push_str("data: ");
+                text.push_str(l);
+                text.push('\n');
+            }
+            text.push_str(&String::from_utf8_lossy(&self.line));
+            if text.len() > TAIL_EVIDENCE {
+                let mut cut = TAIL_EVIDENCE;
+                while !text.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                text.truncate(cut);
+                text.push('…');
+            }
+            tail = Some(text);
+        }
+        (tail, self.problems)
+    }
+}
+
+/// Parses a whole body at once (JSONL and HAR bodies).
+pub fn parse_body(bytes: &[u8]) -> SseBody {
+    let mut parser = SseParser::default();
+    let mut events = Vec::new();
+    parser.feed(bytes, None, &mut |e| events.push(e));
+    let (incomplete_tail, problems) = parser.finish();
+    SseBody {
+        events,
+        incomplete_tail,
+        problems,
+        bytes: bytes.len() as u64,
+    }
+}
+
+/// True when a body without a Content-Type looks like an event stream.
+pub fn looks_like_event_stream(bytes: &[u8]) -> bool {
+    let b = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let b = match b.iter().position(|c| !c.is_ascii_whitespace()) {
+        Some(i) => &b[i..],
+        None => return false,
+    };
+    [&b"data:"[..], b"event:", b"id:", b"retry:", b":"]
+        .iter()
+        .any(|p| b.starts_with(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn events(input: &[u8]) -> (Vec<SseEvent>, Option<String>) {
+        let body = parse_body(input);
+        (body.events, body.incomplete_tail)
+    }
+
+    #[test]
+    fn multi_line_data_and_default_type() {
+        let (ev, tail) = events(b"data: a\ndata: b\n\nevent: x\ndata:c\n\n");
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].data, "a\nb");
+        assert_eq!(ev[0].event, "message");
+        assert_eq!(ev[1].event, "x");
+        assert_eq!(ev[1].data, "c");
+        assert_eq!(ev[1].offset, 17);
+        assert!(tail.is_none());
+    }
+
+    #[test]
+    fn line_endings_cr_lf_crlf_and_bom() {
+        let (a, _) = events(b"\xEF\xBB\xBFdata: 1\r\rdata: 2\r\n\r\ndata: 3\n\n");
+        let data: Vec<_> = a.iter().map(|e| e.data.as_str()).collect();
+        assert_eq!(data, ["1", "2", "3"]);
+        assert_eq!(a[0].offset, 0, "offsets count after the BOM");
+        assert_eq!(a[1].offset, 9);
+    }
+
+    #[test]
+    fn ids_empty_nul_and_persistence() {
+        let (ev, _) = events(b"id: 7\ndata: a\n\ndata: b\n\nid: x\0y\ndata: c\n\nid\ndata: d\n\n");
+        let ids: Vec<_> = ev.iter().map(|e| e.id.clone()).collect();
+        assert_eq!(
+            ids,
+            [Some("7".into()), Some("7".into()), Some("7".into()), None]
+        );
+    }
+
+    #[test]
+    fn retry_comments_and_priming() {
+        let mut p = SseParser::default();
+        let mut ev = Vec::new();
+        p.feed(
+            b": keep-alive\nid: p1\nretry: 3000\ndata: \n\nretry: 1x\ndata: {}\n\n",
+            None,
+            &mut |e| ev.push(e),
+        );
+        assert_eq!(p.comments(), 1);
+        assert_eq!(p.retry(), Some(3000));
+        assert_eq!(ev.len(), 2);
+        assert_eq!(ev[0].data, "", "priming event: id and empty data");
+        assert_eq!(ev[0].retry, Some(3000));
+        assert_eq!(ev[1].retry, None, "non-digit retry ignored");
+    }
+
+    #[test]
+    fn id_only_block_moves_cursor_without_dispatch() {
+        let mut p = SseParser::default();
+        let mut n = 0;
+        p.feed(b"id: 42\n\n", None, &mut |_| n += 1);
+        assert_eq!(n, 0);
+        assert_eq!(p.last_event_id(), "42");
+    }
+
+    #[test]
+    fn unterminated_last_event_is_not_dispatched() {
+        let (ev, tail) = events(b"data: {\"a\":1}\n\ndata: {\"jsonrpc\":\"2.0\"");
+        assert_eq!(ev.len(), 1);
+        assert_eq!(tail.as_deref(), Some("data: {\"jsonrpc\":\"2.0\""));
+        let (ev, tail) = events(b"data: x\n");
+        assert!(ev.is_empty());
+        assert_eq!(tail.as_deref(), Some("data: x\n"));
+    }
+
+    #[test]
+    fn field_without_colon_and_unknown_fields() {
+        let (ev, _) = events(b"data\nfoo: bar\n\n");
+        assert_eq!(ev.len(), 1);
+        assert_eq!(ev[0].data, "");
+    }
+
+    #[test]
+    fn caps_and_lossy_utf8() {
+        let mut p = SseParser::new(8);
+        let mut ev = Vec::new();
+        p.feed(
+            b"data: 0123456789abcdef\n\ndata: \xff\n\n",
+            None,
+            &mut |e| ev.push(e),
+        );
+        let (_, problems) = p.finish();
+        assert_eq!(ev.len(), 2);
+        assert!(ev[0].data.len() <= 8);
+        assert_eq!(ev[1].data, "\u{FFFD}");
+        assert!(problems.iter().any(|p| p.contains("longer than 8")));
+        assert!(problems.iter().any(|p| p.contains("UTF-8")));
+    }
+
+    #[test]
+    fn timestamps_come_from_the_feed_that_completed_the_event() {
+        let mut p = SseParser::default();
+        let mut ev = Vec::new();
+        p.feed(b"data: a", Some(Timestamp(1)), &mut |e| ev.push(e));
+        p.feed(b"\n\n", Some(Timestamp(2)), &mut |e| ev.push(e));
+        assert_eq!(ev[0].ts, Some(Timestamp(2)));
+    }
+
+    #[test]
+    fn sniffing() {
+        assert!(looks_like_event_stream(b"\nevent: message\ndata: {}\n\n"));
+        assert!(looks_like_event_stream(b": ping\n\n"));
+        assert!(!looks_like_event_stream(b"{\"jsonrpc\":\"2.0\"}"));
+    }
+}
