@@ -78,17 +78,18 @@ pub struct PathError {
     pub source: io::Error,
 }
 
-/// A file to analyse, and whether it was found by walking a directory.
-struct Planned {
-    input: Input,
-    walked: bool,
+/// A file to analyse, and whether it was found by walking a directory; or a path
+/// that could not be opened, kept in place so reports follow the order given.
+enum Planned {
+    File { input: Input, walked: bool },
+    Missing(PathError),
 }
 
-fn plan(inputs: &[Input], errors: &mut Vec<PathError>) -> Vec<Planned> {
+fn plan(inputs: &[Input]) -> Vec<Planned> {
     let mut out = Vec::new();
     for input in inputs {
         let Input::Path(p) = input else {
-            out.push(Planned {
+            out.push(Planned::File {
                 input: input.clone(),
                 walked: false,
             });
@@ -101,12 +102,12 @@ fn plan(inputs: &[Input], errors: &mut Vec<PathError>) -> Vec<Planned> {
                     .sort_by_file_name();
                 for entry in walker {
                     match entry {
-                        Ok(e) if e.file_type().is_file() => out.push(Planned {
+                        Ok(e) if e.file_type().is_file() => out.push(Planned::File {
                             input: Input::Path(e.into_path()),
                             walked: true,
                         }),
                         Ok(_) => {}
-                        Err(e) => errors.push(PathError {
+                        Err(e) => out.push(Planned::Missing(PathError {
                             path: e
                                 .path()
                                 .map(|p| p.display().to_string())
@@ -114,18 +115,18 @@ fn plan(inputs: &[Input], errors: &mut Vec<PathError>) -> Vec<Planned> {
                             source: e
                                 .into_io_error()
                                 .unwrap_or_else(|| io::Error::other("directory loop")),
-                        }),
+                        })),
                     }
                 }
             }
-            Ok(_) => out.push(Planned {
+            Ok(_) => out.push(Planned::File {
                 input: input.clone(),
                 walked: false,
             }),
-            Err(source) => errors.push(PathError {
+            Err(source) => out.push(Planned::Missing(PathError {
                 path: p.display().to_string(),
                 source,
-            }),
+            })),
         }
     }
     out
@@ -133,9 +134,8 @@ fn plan(inputs: &[Input], errors: &mut Vec<PathError>) -> Vec<Planned> {
 
 /// Analyses every input. Path errors (a missing file) become error reports too.
 pub fn run(inputs: &[Input], config: &Config) -> Report {
-    let mut path_errors = Vec::new();
-    let planned = plan(inputs, &mut path_errors);
-    let work = || -> Vec<Option<Result<InputReport, (String, String)>>> {
+    let planned = plan(inputs);
+    let work = || -> Vec<Result<InputReport, (String, String)>> {
         planned.par_iter().map(|p| analyse_one(p, config)).collect()
     };
     let results = if config.threads > 0 {
@@ -150,16 +150,7 @@ pub fn run(inputs: &[Input], config: &Config) -> Report {
         work()
     };
     let mut report = Report::default();
-    for e in path_errors {
-        report.inputs.push(InputReport {
-            path: e.path.clone(),
-            format: Format::Unknown,
-            status: Status::Error,
-            error: Some(e.source.to_string()),
-            analysis: Analysis::default(),
-        });
-    }
-    for r in results.into_iter().flatten() {
+    for r in results {
         match r {
             Ok(ir) => report.inputs.push(ir),
             Err(skip) => report.skipped.push(skip),
@@ -168,10 +159,22 @@ pub fn run(inputs: &[Input], config: &Config) -> Report {
     report
 }
 
-/// `Ok(None)`-like `None`: nothing to report; `Err`: skipped with a reason.
-fn analyse_one(p: &Planned, config: &Config) -> Option<Result<InputReport, (String, String)>> {
-    let path = p.input.display();
-    let outcome = catch_unwind(AssertUnwindSafe(|| analyse_input(&p.input, config)));
+/// `Err`: a file found under a directory that is not an input, skipped with a reason.
+fn analyse_one(p: &Planned, config: &Config) -> Result<InputReport, (String, String)> {
+    let (input, walked) = match p {
+        Planned::File { input, walked } => (input, *walked),
+        Planned::Missing(e) => {
+            return Ok(InputReport {
+                path: e.path.clone(),
+                format: Format::Unknown,
+                status: Status::Error,
+                error: Some(e.source.to_string()),
+                analysis: Analysis::default(),
+            });
+        }
+    };
+    let path = input.display();
+    let outcome = catch_unwind(AssertUnwindSafe(|| analyse_input(input, config)));
     let report = match outcome {
         Ok(Ok((format, analysis))) => InputReport {
             path,
@@ -181,13 +184,13 @@ fn analyse_one(p: &Planned, config: &Config) -> Option<Result<InputReport, (Stri
             analysis,
         },
         Ok(Err(e)) => {
-            if p.walked
+            if walked
                 && matches!(
                     e,
                     IngestError::Empty | IngestError::Binary(_) | IngestError::Unrecognised(_)
                 )
             {
-                return Some(Err((path, e.to_string())));
+                return Err((path, e.to_string()));
             }
             InputReport {
                 path,
@@ -214,7 +217,7 @@ fn analyse_one(p: &Planned, config: &Config) -> Option<Result<InputReport, (Stri
             }
         }
     };
-    Some(Ok(report))
+    Ok(report)
 }
 
 /// Analyses one input from start to end.
