@@ -53,8 +53,9 @@ async def call_once(client, step, attempt):
 
     started = time.monotonic()
     try:
-        with anyio.fail_after(step.get("timeout_ms", 10000) / 1000):
-            res = await client.call_tool(step["tool"], step.get("args", {}),
+        timeout = step.get("timeout_ms", 10000) / 1000
+        with anyio.fail_after(timeout + 5):  # safety net only; the SDK's own read timeout comes first
+            res = await client.call_tool(step["tool"], step.get("args", {}), read_timeout_seconds=timeout,
                                          progress_callback=on_progress if step.get("progress") else None)
         text = res.content[0].text if res.content and hasattr(res.content[0], "text") else None
         note({"event": "call", "tool": step["tool"], "attempt": attempt, "outcome": "returned",
@@ -67,6 +68,9 @@ async def call_once(client, step, attempt):
         return False
 
 
+CURRENT = {"steps": []}
+
+
 async def session(steps):
     """Run steps in one client session; returns the remaining steps if a reconnect is needed."""
     async with Client(target(), mode=plan.get("mode", "auto"),
@@ -75,6 +79,7 @@ async def session(steps):
         tools = await client.list_tools()
         note({"event": "tools/list", "tools": [t.name for t in tools.tools]})
         for i, step in enumerate(steps):
+            CURRENT["steps"] = steps[i:]
             if step["op"] == "sleep":
                 await asyncio.sleep(step["ms"] / 1000)
                 continue
@@ -92,13 +97,22 @@ async def session(steps):
 
 async def main():
     steps = plan["steps"]
-    try:
-        while steps:
+    while steps:
+        try:
             steps = await session(steps)
             if steps:
                 note({"event": "script.retry", "tool": steps[0].get("tool"), "after": "reconnect"})
-    except BaseException as e:  # noqa: BLE001
-        note({"event": "fatal", **describe(e)})
+        except BaseException as e:  # noqa: BLE001
+            # e.g. httpx2 RemoteProtocolError escaping the transport's task group: the whole Client dies
+            note({"event": "fatal", **describe(e)})
+            rest = CURRENT["steps"]
+            oe = rest[0].get("on_error") if rest else None
+            if not oe or rest[0].get("_attempt", 1) != 1:
+                break
+            await asyncio.sleep(oe.get("delay_ms", 0) / 1000)
+            note({"event": "script.reconnect", "after": "fatal"})
+            steps = [dict(rest[0], _attempt=2)] + rest[1:]
+            note({"event": "script.retry", "tool": rest[0].get("tool"), "after": "reconnect"})
     note({"event": "closed"})
     with open(plan["observe"], "w") as f:
         json.dump(obs, f, indent=2)

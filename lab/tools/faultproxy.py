@@ -460,8 +460,15 @@ class Proxy:
             end = "closed"   # the client went away (e.g. it closed its GET stream)
             rec["closed_by"] = "client"
         finally:
-            if watch is not None and not watch.done():
-                watch.cancel()
+            if watch is not None:
+                if not watch.done():
+                    watch.cancel()
+                try:
+                    extra = await watch
+                except (asyncio.CancelledError, ConnectionError, OSError):
+                    extra = b""
+                if extra and end == "complete":
+                    cr._buffer[0:0] = extra   # a byte of the client's next request: give it back
         rec["response"]["body"] = bytes(sent).decode("utf-8", "replace")
         rec.pop("_body", None)
         if end == "complete":

@@ -5,11 +5,21 @@
 * Mirrors a broken upstream: if the fault proxy closes the connection before any response,
   mitmdump would normally answer 502 itself; this addon kills the client connection instead,
   so the client sees the same "no response" that the proxy produced.
+* mitmproxy's HAR export only records an error for flows without any response. This addon saves
+  the error message of flows whose body broke after the headers to FILE.errors.json, and
+  run_lab.py adds it as "_error" to those entries' response (the key mitmproxy's own export and
+  Chrome's HAR use).
 """
-from mitmproxy import http
+import json
+from datetime import datetime, timezone
+
+from mitmproxy import ctx, http
 
 
 class Tee:
+    def __init__(self):
+        self.errors = {}
+
     def responseheaders(self, flow: http.HTTPFlow) -> None:
         buf = bytearray()
         flow.metadata["lab_tee"] = buf
@@ -30,8 +40,22 @@ class Tee:
 
     def error(self, flow: http.HTTPFlow) -> None:
         self._fill(flow)
+        ctx.log.info(f"lab_tee error hook: {flow.request.method} {flow.request.pretty_url} "
+                     f"response={flow.response is not None} error={flow.error and flow.error.msg}")
         if flow.response is None and flow.killable:
             flow.kill()
+        elif flow.response is not None and flow.error:
+            key = (datetime.fromtimestamp(flow.request.timestamp_start, timezone.utc).isoformat(),
+                   flow.request.method, flow.request.pretty_url)
+            self.errors[key] = flow.error.msg
+
+    def done(self):
+        # mitmproxy's own HAR export may run after this hook, so the errors go to a sidecar file
+        # that run_lab.py folds into the HAR once mitmdump has exited.
+        path = ctx.options.hardump
+        if path and path != "-":
+            with open(path + ".errors.json", "w") as f:
+                json.dump([[k[0], k[1], k[2], v] for k, v in self.errors.items()], f)
 
 
 addons = [Tee()]

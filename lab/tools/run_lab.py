@@ -157,11 +157,30 @@ def run_http(sc, out, work):
     run_client(sc, plan, work)
     time.sleep(0.5)
     stop(mitm, signal.SIGINT, timeout=15)   # SIGINT: mitmdump writes the HAR on its way out
+    patch_har(os.path.join(out, "capture.har"))
     stop(proxy)
     stop(srv)
     time.sleep(0.5)
     stop(tcpd, signal.SIGINT)
     stop(dcap, signal.SIGINT)
+
+
+def patch_har(path):
+    """Add "_error" to HAR entries whose response broke after the headers (see tools/mitm_tee.py)."""
+    side = path + ".errors.json"
+    if not os.path.exists(side):
+        return
+    errors = {(a, b, c): msg for a, b, c, msg in json.load(open(side))}
+    os.remove(side)
+    if not errors:
+        return
+    har = json.load(open(path))
+    for e in har["log"]["entries"]:
+        key = (e["startedDateTime"], e["request"]["method"], e["request"]["url"])
+        if key in errors and e["response"].get("status"):
+            e["response"]["_error"] = errors[key]
+    with open(path, "w") as f:
+        json.dump(har, f, indent=4)
 
 
 def run_stdio(sc, out, work):
@@ -435,7 +454,10 @@ def main():
                 failed[n] = probs
     finally:
         cleanup()
-    log(f"done: {len(names) - len(failed)}/{len(names)} scenario(s) verified")
+    import client_table
+    client_table.main()
+    log(f"done: {len(names) - len(failed)}/{len(names)} scenario(s) verified; client behaviour table: "
+        f"captures/CLIENTS.md")
     if failed:
         log("not verified: " + ", ".join(failed))
         sys.exit(1)

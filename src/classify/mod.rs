@@ -144,7 +144,8 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
                 );
                 return Verdict::new(Outcome::HttpError, ev);
             }
-            if li == 0 {
+            let legacy_post = opts.legacy_sse && li == 0 && resp.status == 202;
+            if li == 0 && !legacy_post {
                 if let Some(v) = unexpected_media(resp.status, media.as_deref(), leg, &mut ev) {
                     return v;
                 }
@@ -208,6 +209,18 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
         return Verdict::new(Outcome::InvalidEnvelope, ev);
     }
     let http = legs.first().and_then(|l| l.exchange).is_some();
+    if opts.legacy_sse {
+        // 2024-11-05: the 202 says nothing; the response lives only on the GET stream.
+        if legs.len() < 2 {
+            ev.notes.push("the POST was accepted (202) but no SSE stream of its session was recorded, so its response was never seen".to_owned());
+            return Verdict::new(Outcome::NoResponse, ev);
+        }
+        ev.notes.push(format!(
+            "the session's SSE stream ended ({}) without a response for id {req_id}",
+            ev.end.as_str()
+        ));
+        return Verdict::new(Outcome::StreamIncomplete, ev);
+    }
     if !http {
         ev.notes.push(format!(
             "no response with id {req_id} before the transcript ended ({})",
@@ -331,6 +344,7 @@ fn scan<'a>(
                 Kind::Response | Kind::Invalid => match &m.id {
                     Some(id) if id == req_id => return Scan::Terminal(item, m),
                     Some(id) if id.differs_only_in_type(req_id) => {
+                        strays.push((item, m));
                         return Scan::Broken(
                                 item,
                                 Outcome::InvalidEnvelope,

@@ -4,15 +4,14 @@
 //! (`design.md` §3, `reference/mcp-wire.md` §7). It keeps compact per-call records,
 //! not bodies, so memory follows the number of calls, not the input size.
 
+mod http;
 mod repeats;
+mod stdio;
 
-use crate::classify::{classify, Leg, Options, Verdict};
+use crate::classify::Verdict;
 use crate::ingest::{Problem, Sink};
-use crate::jsonrpc::{self, canonical_json, Decoded, Id, Item, Kind, Message, Place};
-use crate::model::{
-    Direction, End, Exchange, FindingKind, HttpExchange, Locator, Outcome, Payload, Severity,
-    StdioMessage, Timestamp,
-};
+use crate::jsonrpc::{canonical_json, Id, Item, Message};
+use crate::model::{End, Exchange, FindingKind, Locator, Outcome, Payload, Severity, Timestamp};
 use serde_json::Value;
 use std::collections::HashMap;
 
@@ -77,6 +76,9 @@ pub struct Call {
     /// Order of the request in the input.
     pub seq: usize,
     pub scope: String,
+    /// The server endpoint (`host/path` for HTTP, `stdio`): repeats are looked for
+    /// per endpoint, across sessions, since a replay after 404 lands in a new session.
+    pub endpoint: String,
     pub id: Id,
     pub method: String,
     pub tool: Option<String>,
@@ -103,8 +105,11 @@ pub struct Call {
     pub request_state: Option<String>,
     /// `requestState` the result handed back (INPUT_REQUIRED).
     pub returned_state: Option<String>,
-    /// A `notifications/cancelled` for this id was sent.
+    /// A `notifications/cancelled` for this id was sent (or, in 2026-07-28, the
+    /// client closed the response stream first).
     pub cancelled: bool,
+    /// `seq` of the previous attempt of the same tool and arguments, if any.
+    pub previous: Option<usize>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -166,13 +171,20 @@ pub struct Correlator {
     stdio_answered: HashMap<Id, Locator>,
     stdio_process: u32,
     last_ts: Option<Timestamp>,
+    /// HTTP calls still waiting for a resumption or the legacy stream.
+    open: Vec<http::Open>,
+    legacy_streams: Vec<http::LegacyStream>,
+    /// Request ids seen per scope, for ID_REUSED.
+    requests: HashMap<String, HashMap<Id, http::SeenRequest>>,
+    /// Scopes whose session ended with a 404.
+    expired_scopes: std::collections::HashSet<String>,
 }
 
 impl Sink for Correlator {
     fn exchange(&mut self, x: Exchange) {
         self.out.exchanges += 1;
         match x.payload {
-            Payload::Http(http) => self.http(&x.locator, &http),
+            Payload::Http(http) => self.http(&x.locator, http),
             Payload::Stdio(m) => self.stdio(&x.locator, m),
         }
     }
@@ -193,12 +205,6 @@ pub fn short_hash(text: &str) -> String {
     format!("{:08x}", (h >> 32) as u32 ^ h as u32)
 }
 
-fn host_of(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    &rest[..end]
-}
-
 fn string_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
     let mut cur = v;
     for p in path {
@@ -216,7 +222,7 @@ fn info_name(v: Option<&Value>) -> Option<String> {
     })
 }
 
-fn parse_retry_after(value: &str) -> Option<u64> {
+pub(crate) fn parse_retry_after(value: &str) -> Option<u64> {
     // Delta-seconds only; an HTTP-date would need the response time, kept for later.
     value
         .trim()
@@ -228,112 +234,6 @@ fn parse_retry_after(value: &str) -> Option<u64> {
 impl Correlator {
     pub fn new() -> Correlator {
         Correlator::default()
-    }
-
-    fn http(&mut self, locator: &Locator, x: &HttpExchange) {
-        if x.request.ts.is_some() {
-            self.last_ts = x.request.ts;
-        }
-        let req_items = jsonrpc::decode_request(&x.request.body);
-        let resp_items: Vec<Item> = x
-            .response
-            .as_ref()
-            .map(jsonrpc::decode_response)
-            .unwrap_or_default();
-        let session = x.request.headers.get("mcp-session-id").or_else(|| {
-            x.response
-                .as_ref()
-                .and_then(|r| r.headers.get("mcp-session-id"))
-        });
-        let scope = match session {
-            Some(s) => format!("session:{}", short_hash(s)),
-            None => format!("http:{}", host_of(&x.request.url)),
-        };
-        let header_version = x
-            .request
-            .headers
-            .get("mcp-protocol-version")
-            .map(str::to_owned);
-
-        for item in &req_items {
-            let Some(m) = item.message() else { continue };
-            if m.kind() != Kind::Request {
-                continue;
-            }
-            let method = m.method().unwrap_or_default();
-            let params = m.params_value();
-            self.note_request_meta(&scope, &method, &params, header_version.as_deref());
-            if method == "initialize" {
-                self.note_initialize_result(&scope, m, &resp_items);
-            }
-            if method == "tools/list" {
-                self.note_tools_list(m, &resp_items);
-            }
-            if method != "tools/call" {
-                continue;
-            }
-            let leg = Leg {
-                exchange: Some(x),
-                items: resp_items.iter().collect(),
-                end: x.end,
-            };
-            let verdict = classify(m, &[leg], Options::default());
-            let resp = x.response.as_ref();
-            let retry_after_ms = resp
-                .and_then(|r| r.headers.get("retry-after"))
-                .and_then(parse_retry_after);
-            let sse_retry_ms = resp.and_then(|r| match &r.body {
-                crate::model::Body::Sse(s) => s.events.iter().rev().find_map(|e| e.retry),
-                _ => None,
-            });
-            let ended_at = verdict.evidence.responded_at.or(x.end_ts);
-            self.push_call(
-                m,
-                &scope,
-                locator.clone(),
-                Transport::Http,
-                verdict,
-                x.request.ts,
-                ended_at,
-                retry_after_ms,
-                sse_retry_ms,
-            );
-        }
-        // Responses to requests we never saw in this exchange (a GET stream, a stray).
-        let posted: Vec<&Id> = req_items
-            .iter()
-            .filter_map(|i| {
-                i.message()
-                    .filter(|m| m.kind() == Kind::Request)
-                    .and_then(|m| m.id.as_ref())
-            })
-            .collect();
-        if x.request.method.eq_ignore_ascii_case("POST") && !posted.is_empty() {
-            return;
-        }
-        for item in &resp_items {
-            let Some(m) = item.message() else { continue };
-            if m.kind() == Kind::Response {
-                let id = m.id.clone().unwrap_or_else(|| Id::from_raw("null"));
-                self.out.findings.push(Finding {
-                    kind: FindingKind::IdMismatch,
-                    severity: Severity::Medium,
-                    scope: scope.clone(),
-                    ids: vec![id.clone()],
-                    calls: vec![],
-                    locators: vec![locator.clone()],
-                    detail: format!(
-                        "a response with id {id} arrived on a {} {} with no request it answers",
-                        x.request.method,
-                        if matches!(item.place, Place::Event { .. }) {
-                            "stream"
-                        } else {
-                            "exchange"
-                        }
-                    ),
-                });
-            }
-        }
     }
 
     fn note_request_meta(
@@ -460,6 +360,10 @@ impl Correlator {
         self.out.calls.push(Call {
             seq: self.seq,
             scope: scope.to_owned(),
+            endpoint: match transport {
+                Transport::Stdio => "stdio".to_owned(),
+                Transport::Http => String::new(), // filled in by the HTTP correlator
+            },
             id,
             method: "tools/call".to_owned(),
             tool: m.tool_name(),
@@ -480,216 +384,23 @@ impl Correlator {
             request_state: params.get("requestState").map(|v| v.to_string()),
             returned_state,
             cancelled: false,
+            previous: None,
         });
         self.seq += 1;
-    }
-
-    fn stdio(&mut self, locator: &Locator, m: StdioMessage) {
-        if m.ts.is_some() {
-            self.last_ts = m.ts;
-        }
-        let scope = format!("stdio:{}", self.stdio_process.max(1));
-        let items = jsonrpc::decode_text(&m.json, Place::Body, None, m.ts);
-        for item in items {
-            let msg = match &item.decoded {
-                Decoded::Message(msg) => (**msg).clone(),
-                Decoded::NotJson(e) => {
-                    self.out.problems.push(Problem {
-                        locator: locator.clone(),
-                        message: format!("message is not JSON: {e}"),
-                    });
-                    continue;
-                }
-                _ => continue,
-            };
-            let dir = m.dir.unwrap_or_else(|| self.infer_direction(&msg));
-            match (msg.kind(), dir) {
-                (Kind::Request, Direction::ClientToServer) => {
-                    let method = msg.method().unwrap_or_default();
-                    if method == "initialize" {
-                        self.stdio_process += 1;
-                        self.flush_stdio_pending(End::Closed);
-                    }
-                    let scope = format!("stdio:{}", self.stdio_process.max(1));
-                    let params = msg.params_value();
-                    self.note_request_meta(&scope, &method, &params, None);
-                    let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
-                    if self.stdio_pending.contains_key(&id) {
-                        self.out.findings.push(Finding {
-                            kind: FindingKind::IdReused,
-                            severity: Severity::Medium,
-                            scope: scope.clone(),
-                            ids: vec![id.clone()],
-                            calls: vec![],
-                            locators: vec![locator.clone()],
-                            detail: format!("request id {id} was sent again while the earlier request with that id was still in flight"),
-                        });
-                        // The earlier one will never be told apart: close it as unanswered.
-                        if let Some(prev) = self.stdio_pending.remove(&id) {
-                            self.finish_stdio(prev, None, End::Closed);
-                        }
-                    }
-                    self.stdio_pending.insert(
-                        id,
-                        PendingStdio {
-                            call: method == "tools/call",
-                            method,
-                            msg,
-                            locator: locator.clone(),
-                            ts: m.ts,
-                        },
-                    );
-                }
-                (Kind::Request, Direction::ServerToClient) => {
-                    if let Some(id) = &msg.id {
-                        self.stdio_server_pending.insert(id.clone(), ());
-                    }
-                }
-                (Kind::Notification, Direction::ClientToServer) => {
-                    if msg.method().as_deref() == Some("notifications/cancelled") {
-                        if let Some(rid) = msg.params_value().get("requestId") {
-                            let rid = Id::from_raw(&rid.to_string());
-                            if let Some(p) = self.stdio_pending.get(&rid) {
-                                if p.call {
-                                    if let Some(prev) = self.stdio_pending.remove(&rid) {
-                                        self.finish_stdio(prev, None, End::ClientClosed);
-                                        if let Some(c) = self.out.calls.last_mut() {
-                                            c.cancelled = true;
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-                (Kind::Notification, _) => {}
-                (Kind::Response | Kind::Invalid, Direction::ServerToClient) => {
-                    let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
-                    let key = if self.stdio_pending.contains_key(&id) {
-                        Some(id.clone())
-                    } else {
-                        self.stdio_pending
-                            .keys()
-                            .find(|k| k.differs_only_in_type(&id))
-                            .cloned()
-                    };
-                    match key.and_then(|k| self.stdio_pending.remove(&k)) {
-                        Some(p) => {
-                            if p.method == "tools/list" {
-                                self.note_tools(&msg.result_value());
-                            }
-                            let resp_item = Item {
-                                decoded: Decoded::Message(Box::new(msg)),
-                                ..item.clone()
-                            };
-                            self.stdio_answered.insert(id, locator.clone());
-                            self.finish_stdio(p, Some(resp_item), End::Complete);
-                        }
-                        None => {
-                            let detail = if self.stdio_answered.contains_key(&id) {
-                                format!("a second response for id {id}, which was already answered")
-                            } else {
-                                format!("a response with id {id} answers no outstanding request")
-                            };
-                            self.out.findings.push(Finding {
-                                kind: FindingKind::IdMismatch,
-                                severity: Severity::Medium,
-                                scope: scope.clone(),
-                                ids: vec![id],
-                                calls: vec![],
-                                locators: vec![locator.clone()],
-                                detail,
-                            });
-                        }
-                    }
-                }
-                (Kind::Response | Kind::Invalid, Direction::ClientToServer) => {
-                    if let Some(id) = &msg.id {
-                        self.stdio_server_pending.remove(id);
-                    }
-                }
-            }
-        }
-    }
-
-    /// Who sent a message whose recorder did not say (a bare `tee` of stdio).
-    fn infer_direction(&self, m: &Message) -> Direction {
-        const SERVER_METHODS: &[&str] = &[
-            "sampling/createMessage",
-            "roots/list",
-            "elicitation/create",
-            "notifications/message",
-            "notifications/resources/updated",
-            "notifications/resources/list_changed",
-            "notifications/tools/list_changed",
-            "notifications/prompts/list_changed",
-            "notifications/elicitation/complete",
-            "notifications/progress",
-        ];
-        match m.kind() {
-            Kind::Request | Kind::Notification => {
-                let method = m.method().unwrap_or_default();
-                if SERVER_METHODS.contains(&method.as_str()) {
-                    Direction::ServerToClient
-                } else {
-                    Direction::ClientToServer
-                }
-            }
-            _ => match &m.id {
-                Some(id)
-                    if self.stdio_server_pending.contains_key(id)
-                        && !self.stdio_pending.contains_key(id) =>
-                {
-                    Direction::ClientToServer
-                }
-                _ => Direction::ServerToClient,
-            },
-        }
-    }
-
-    fn finish_stdio(&mut self, p: PendingStdio, reply: Option<Item>, end: End) {
-        if !p.call {
-            return;
-        }
-        let scope = format!("stdio:{}", self.stdio_process.max(1));
-        let ended_at = reply.as_ref().and_then(|r| r.ts);
-        let leg = Leg {
-            exchange: None,
-            items: reply.iter().collect(),
-            end,
-        };
-        let mut verdict = classify(&p.msg, &[leg], Options::default());
-        if end == End::ClientClosed {
-            verdict
-                .evidence
-                .notes
-                .push("the client sent notifications/cancelled for this request".to_owned());
-        }
-        self.push_call(
-            &p.msg,
-            &scope,
-            p.locator,
-            Transport::Stdio,
-            verdict,
-            p.ts,
-            ended_at,
-            None,
-            None,
-        );
-    }
-
-    fn flush_stdio_pending(&mut self, end: End) {
-        let mut pending: Vec<_> = self.stdio_pending.drain().map(|(_, p)| p).collect();
-        pending.sort_by(|a, b| a.locator.cmp(&b.locator));
-        for p in pending {
-            self.finish_stdio(p, None, end);
-        }
-        self.stdio_server_pending.clear();
     }
 
     /// Ends the input: closes what is still open and runs the cross-call rules.
     pub fn finish(mut self) -> Analysis {
         self.flush_stdio_pending(End::CaptureEnded);
+        self.finish_legacy();
+        for c in &mut self.out.calls {
+            if c.verdict.outcome.is_non_terminal() && self.expired_scopes.contains(&c.scope) {
+                c.verdict.evidence.notes.push(
+                    "its session was later ended (404 on a request carrying the session id)"
+                        .to_owned(),
+                );
+            }
+        }
         self.out.calls.sort_by_key(|c| c.seq);
         repeats::run(&mut self.out, &self.annotations);
         non_terminal(&mut self.out);
@@ -714,10 +425,11 @@ fn non_terminal(out: &mut Analysis) {
         .collect();
     for (c, followed) in out.calls.iter().zip(followed) {
         let why = match c.verdict.outcome {
+            // A cancellation ends a call without a response; it is no server fault.
+            Outcome::StreamIncomplete | Outcome::NoResponse if c.cancelled => {
+                "cancelled by the client (not a server fault)".to_owned()
+            }
             Outcome::StreamIncomplete | Outcome::NoResponse => {
-                if c.cancelled {
-                    continue; // a cancellation is terminal without a response, not a fault
-                }
                 c.verdict.evidence.notes.last().cloned().unwrap_or_default()
             }
             Outcome::InputRequired if !followed => {
@@ -725,7 +437,9 @@ fn non_terminal(out: &mut Analysis) {
             }
             _ => continue,
         };
-        let severity = if c.verdict.outcome == Outcome::InputRequired {
+        let severity = if c.cancelled {
+            Severity::Info
+        } else if c.verdict.outcome == Outcome::InputRequired {
             Severity::Low
         } else {
             Severity::Medium

@@ -111,10 +111,11 @@ fn explanation(prev: &Call, later: &Call) -> Option<(RetryOrigin, String)> {
 }
 
 pub fn run(out: &mut Analysis, annotations: &HashMap<String, Annotations>) {
-    let mut groups: HashMap<(Option<String>, String), Vec<usize>> = HashMap::new();
+    type Key = (String, Option<String>, String);
+    let mut groups: HashMap<Key, Vec<usize>> = HashMap::new();
     for (i, c) in out.calls.iter().enumerate() {
         groups
-            .entry((c.tool.clone(), c.arguments.clone()))
+            .entry((c.endpoint.clone(), c.tool.clone(), c.arguments.clone()))
             .or_default()
             .push(i);
     }
@@ -125,6 +126,7 @@ pub fn run(out: &mut Analysis, annotations: &HashMap<String, Annotations>) {
         for (n, pair) in members.windows(2).enumerate() {
             let (p, l) = (pair[0], pair[1]);
             out.calls[l].post_count = n as u32 + 2;
+            out.calls[l].previous = Some(out.calls[p].seq);
             let (prev, later) = (&out.calls[p], &out.calls[l]);
             let ann = later
                 .tool

@@ -31,8 +31,8 @@ fn input_record(ir: &InputReport) -> Value {
     Value::Object(o)
 }
 
-/// One `call` record.
-pub fn call_record(input: &str, c: &Call) -> Value {
+/// One `call` record; `all` gives the input's calls, to name a previous attempt.
+pub fn call_record(input: &str, c: &Call, all: &[Call]) -> Value {
     let ev = &c.verdict.evidence;
     let mut o = Map::new();
     o.insert("type".into(), json!("call"));
@@ -81,6 +81,12 @@ pub fn call_record(input: &str, c: &Call) -> Value {
     o.insert("end".into(), json!(ev.end.as_str()));
     if c.cancelled {
         o.insert("cancelled".into(), json!(true));
+    }
+    if let Some(prev) = c.previous.and_then(|seq| all.iter().find(|p| p.seq == seq)) {
+        o.insert(
+            "previous_attempt".into(),
+            json!({"id": prev.id.to_value(), "location": prev.locator, "outcome": prev.verdict.outcome}),
+        );
     }
     if !ev.notes.is_empty() {
         o.insert("notes".into(), json!(ev.notes));
@@ -140,7 +146,7 @@ pub fn records(report: &Report) -> Vec<Value> {
     for ir in &report.inputs {
         out.push(input_record(ir));
         for c in &ir.analysis.calls {
-            out.push(call_record(&ir.path, c));
+            out.push(call_record(&ir.path, c, &ir.analysis.calls));
         }
         for f in &ir.analysis.findings {
             out.push(finding_record(&ir.path, f));

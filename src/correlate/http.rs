@@ -1,0 +1,571 @@
+//! HTTP exchanges: Streamable HTTP POSTs answered with JSON or SSE, streams resumed by
+//! a GET with `Last-Event-ID` (2025-03-26 … 2025-11-25, `mcp-wire.md` §2.3, §8.4), the
+//! legacy HTTP+SSE transport where a POST is answered 202 and its response rides the
+//! session's GET stream (2024-11-05, §2.2, §8.3), cancellations, and request ids reused
+//! within a scope (§4.2).
+//!
+//! A call that has not reached a terminal response when its exchange ends stays *open*:
+//! its legs are kept so a later resumption or the legacy stream can complete it, and it
+//! is classified again with every leg. Only open calls keep bodies.
+
+use super::{Correlator, Finding, RetryOrigin, Transport};
+use crate::classify::{classify, Leg, Options};
+use crate::jsonrpc::{self, Id, Item, Kind, Message};
+use crate::model::{Body, End, FindingKind, HttpExchange, Locator, Outcome, Severity};
+use std::collections::HashSet;
+
+/// A call waiting for more legs.
+#[derive(Debug)]
+pub(super) struct Open {
+    /// Index into `Analysis::calls`.
+    pub call: usize,
+    pub request: Message,
+    pub scope: String,
+    /// Its legs so far: the POST, then resumption streams.
+    pub legs: Vec<(HttpExchange, Vec<Item>)>,
+    /// SSE event ids seen on its streams, for matching `Last-Event-ID` and dropping replays.
+    pub event_ids: HashSet<String>,
+    /// Answered 202 to a request: waits for the legacy GET stream.
+    pub legacy: bool,
+}
+
+/// A GET stream of the legacy transport, kept until the end of the input.
+#[derive(Debug)]
+pub(super) struct LegacyStream {
+    pub scope: String,
+    pub exchange: HttpExchange,
+    pub items: Vec<Item>,
+    pub locator: Locator,
+}
+
+/// What the correlator remembers of each request id in a scope.
+#[derive(Debug, Clone)]
+pub(super) struct SeenRequest {
+    pub method: String,
+    /// tool name + canonical arguments, for telling a repeat from a reuse.
+    pub key: String,
+    pub answered: bool,
+}
+
+/// `sessionId=…` or `session_id=…` in a URL's query: the legacy transport's session key.
+pub(super) fn legacy_session(url: &str) -> Option<&str> {
+    let query = url.split_once('?')?.1;
+    let query = query.split('#').next().unwrap_or(query);
+    query.split('&').find_map(|kv| {
+        let (k, v) = kv.split_once('=')?;
+        matches!(k, "sessionId" | "session_id").then_some(v)
+    })
+}
+
+fn host_of(url: &str) -> &str {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// `host/path` of a URL without its query: the server endpoint a call went to.
+/// The legacy transport's POST endpoint differs only in its query, so it stays one.
+fn endpoint_of(url: &str) -> String {
+    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let end = rest.find(['?', '#']).unwrap_or(rest.len());
+    rest[..end].to_owned()
+}
+
+/// The id scope of an exchange (`design.md` §1, `mcp-wire.md` §7.1).
+pub(super) fn scope_of(x: &HttpExchange) -> String {
+    let session = x.request.headers.get("mcp-session-id").or_else(|| {
+        x.response
+            .as_ref()
+            .and_then(|r| r.headers.get("mcp-session-id"))
+    });
+    if let Some(s) = session {
+        return format!("session:{}", super::short_hash(s));
+    }
+    if let Some(s) = legacy_session(&x.request.url) {
+        return format!("legacy:{}", super::short_hash(s));
+    }
+    // No session: the client endpoint (2025 without sessions, 2026 stateless).
+    format!("http:{}", host_of(&x.request.url))
+}
+
+fn sse_event_ids(x: &HttpExchange) -> impl Iterator<Item = &str> {
+    let events = match x.response.as_ref().map(|r| &r.body) {
+        Some(Body::Sse(s)) => s.events.as_slice(),
+        _ => &[],
+    };
+    events.iter().filter_map(|e| e.id.as_deref())
+}
+
+fn is_2026(version: Option<&str>) -> bool {
+    version.is_some_and(|v| v >= "2026-07-28")
+}
+
+impl Correlator {
+    pub(super) fn http(&mut self, locator: &Locator, x: HttpExchange) {
+        if x.request.ts.is_some() {
+            self.last_ts = x.request.ts;
+        }
+        let req_items = jsonrpc::decode_request(&x.request.body);
+        let resp_items: Vec<Item> = x
+            .response
+            .as_ref()
+            .map(jsonrpc::decode_response)
+            .unwrap_or_default();
+        let scope = scope_of(&x);
+        let status = x.response.as_ref().map(|r| r.status);
+        if status == Some(404) && x.request.headers.get("mcp-session-id").is_some() {
+            self.expired_scopes.insert(scope.clone());
+        }
+        let header_version = x
+            .request
+            .headers
+            .get("mcp-protocol-version")
+            .map(str::to_owned);
+
+        let mut any_request = false;
+        for item in &req_items {
+            let Some(m) = item.message() else { continue };
+            match m.kind() {
+                Kind::Notification => {
+                    if m.method().as_deref() == Some("notifications/cancelled") {
+                        self.cancel(&scope, &m.params_value());
+                    }
+                    continue;
+                }
+                Kind::Request => {}
+                _ => continue,
+            }
+            any_request = true;
+            let method = m.method().unwrap_or_default();
+            let params = m.params_value();
+            self.note_request_meta(&scope, &method, &params, header_version.as_deref());
+            self.check_id_reuse(&scope, m, &method, &params, locator);
+            if method == "initialize" {
+                self.note_initialize_result(&scope, m, &resp_items);
+            }
+            if method == "tools/list" {
+                self.note_tools_list(m, &resp_items);
+            }
+            let answered = resp_items
+                .iter()
+                .filter_map(Item::message)
+                .any(|r| r.kind() == Kind::Response && r.id == m.id);
+            if let (Some(id), Some(seen)) = (&m.id, self.requests.get_mut(&scope)) {
+                if let Some(s) = seen.get_mut(id) {
+                    s.answered = answered;
+                }
+            }
+            if method == "tools/call" {
+                self.http_call(locator, &x, m, &scope, &resp_items, req_items.len());
+            }
+        }
+        if any_request {
+            return;
+        }
+        // No request in the body: a GET stream (resumption, legacy, standalone).
+        if x.request.method.eq_ignore_ascii_case("GET") {
+            self.get_stream(locator, x, resp_items, &scope);
+        }
+    }
+
+    fn http_call(
+        &mut self,
+        locator: &Locator,
+        x: &HttpExchange,
+        m: &Message,
+        scope: &str,
+        resp_items: &[Item],
+        batch_len: usize,
+    ) {
+        let status = x.response.as_ref().map(|r| r.status);
+        let legacy = status == Some(202) && resp_items.iter().all(|i| i.message().is_none());
+        let leg = Leg {
+            exchange: Some(x),
+            items: if legacy {
+                vec![]
+            } else {
+                resp_items.iter().collect()
+            },
+            end: x.end,
+        };
+        let verdict = classify(m, &[leg], Options::default());
+        let resp = x.response.as_ref();
+        let retry_after_ms = resp
+            .and_then(|r| r.headers.get("retry-after"))
+            .and_then(super::parse_retry_after);
+        let sse_retry_ms = resp.and_then(|r| match &r.body {
+            Body::Sse(s) => s.events.iter().rev().find_map(|e| e.retry),
+            _ => None,
+        });
+        let ended_at = verdict.evidence.responded_at.or(x.end_ts);
+        let outcome = verdict.outcome;
+        let call = self.out.calls.len();
+        self.push_call(
+            m,
+            scope,
+            locator.clone(),
+            Transport::Http,
+            verdict,
+            x.request.ts,
+            ended_at,
+            retry_after_ms,
+            sse_retry_ms,
+        );
+        if let Some(c) = self.out.calls.last_mut() {
+            c.endpoint = endpoint_of(&x.request.url);
+            // 2026-07-28: the client closing the response stream is the cancellation.
+            if x.end == End::ClientClosed && is_2026(c.protocol_version.as_deref()) {
+                c.cancelled = true;
+            }
+        }
+        let event_ids: HashSet<String> = sse_event_ids(x).map(str::to_owned).collect();
+        let resumable = outcome == Outcome::StreamIncomplete && !event_ids.is_empty();
+        // A batch POST answered 202 is legacy only with one request; keep it simple.
+        if (resumable || legacy) && batch_len >= 1 {
+            self.open.push(Open {
+                call,
+                request: m.clone(),
+                scope: scope.to_owned(),
+                legs: vec![(x.clone(), if legacy { vec![] } else { resp_items.to_vec() })],
+                event_ids,
+                legacy,
+            });
+        }
+    }
+
+    /// `notifications/cancelled` for a request in this scope (2025 era HTTP).
+    fn cancel(&mut self, scope: &str, params: &serde_json::Value) {
+        let Some(rid) = params.get("requestId") else {
+            return;
+        };
+        let rid = Id::from_raw(&rid.to_string());
+        if let Some(c) = self
+            .out
+            .calls
+            .iter_mut()
+            .rev()
+            .find(|c| c.scope == scope && c.id == rid)
+        {
+            c.cancelled = true;
+            c.verdict
+                .evidence
+                .notes
+                .push("the client sent notifications/cancelled for this request".to_owned());
+        }
+    }
+
+    fn check_id_reuse(
+        &mut self,
+        scope: &str,
+        m: &Message,
+        method: &str,
+        params: &serde_json::Value,
+        locator: &Locator,
+    ) {
+        let Some(id) = m.id.clone() else { return };
+        let key = format!(
+            "{}\u{0}{}",
+            params.get("name").and_then(|n| n.as_str()).unwrap_or(""),
+            jsonrpc::canonical_json(params.get("arguments").unwrap_or(&serde_json::Value::Null))
+        );
+        let version = self
+            .scopes
+            .get(scope)
+            .and_then(|s| s.protocol_version.clone());
+        let seen = self.requests.entry(scope.to_owned()).or_default();
+        if let Some(prev) = seen.get(&id) {
+            let same_call = prev.method == method && prev.key == key;
+            let mrtr =
+                params.get("inputResponses").is_some() || params.get("requestState").is_some();
+            // Repeats of the same call are judged by the repeat rules; MRTR by its own.
+            let violation = !same_call && !mrtr && (!is_2026(version.as_deref()) || !prev.answered);
+            if violation {
+                let detail = if is_2026(version.as_deref()) {
+                    format!("request id {id} ({method}) was reused while the earlier {} with that id was still in flight", prev.method)
+                } else {
+                    format!("request id {id} ({method}) was already used in this session by {}; ids must not be reused within a session", prev.method)
+                };
+                self.out.findings.push(Finding {
+                    kind: FindingKind::IdReused,
+                    severity: Severity::Medium,
+                    scope: scope.to_owned(),
+                    ids: vec![id.clone()],
+                    calls: vec![],
+                    locators: vec![locator.clone()],
+                    detail,
+                });
+            }
+        }
+        seen.insert(
+            id,
+            SeenRequest {
+                method: method.to_owned(),
+                key,
+                answered: false,
+            },
+        );
+    }
+
+    fn get_stream(&mut self, locator: &Locator, x: HttpExchange, items: Vec<Item>, scope: &str) {
+        if let Some(last) = x.request.headers.get("last-event-id").map(str::to_owned) {
+            let found = self
+                .open
+                .iter()
+                .position(|o| !o.legacy && o.event_ids.contains(&last) && o.scope == scope)
+                .or_else(|| {
+                    self.open
+                        .iter()
+                        .position(|o| !o.legacy && o.event_ids.contains(&last))
+                });
+            if let Some(i) = found {
+                self.resume(i, locator, x, items);
+                return;
+            }
+        }
+        // The legacy transport announces where to POST in an `endpoint` event.
+        let endpoint = match x.response.as_ref().map(|r| &r.body) {
+            Some(Body::Sse(s)) => s
+                .events
+                .iter()
+                .find(|e| e.event == "endpoint")
+                .map(|e| e.data.clone()),
+            _ => None,
+        };
+        if let Some(endpoint) = endpoint {
+            let scope = match legacy_session(&endpoint) {
+                Some(sid) => format!("legacy:{}", super::short_hash(sid)),
+                None => scope.to_owned(),
+            };
+            // Responses to initialize and tools/list ride this stream too.
+            self.legacy_streams.push(LegacyStream {
+                scope,
+                exchange: x,
+                items,
+                locator: locator.clone(),
+            });
+            return;
+        }
+        // A stream that is no resumption must not carry responses (2025-03-26+ "MUST NOT").
+        for item in &items {
+            let Some(r) = item.message() else { continue };
+            if r.kind() != Kind::Response {
+                continue;
+            }
+            let id = r.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+            let open = self
+                .open
+                .iter()
+                .position(|o| !o.legacy && o.scope == scope && o.request.id.as_ref() == Some(&id));
+            let detail = if x.request.headers.get("last-event-id").is_some() {
+                format!("a resumed GET stream carried a response for id {id}, which belongs to no stream it could resume")
+            } else {
+                format!("a GET stream that resumes nothing carried a response for id {id}; responses belong on the request's own stream")
+            };
+            self.out.findings.push(Finding {
+                kind: FindingKind::IdMismatch,
+                severity: Severity::Medium,
+                scope: scope.to_owned(),
+                ids: vec![id.clone()],
+                calls: open
+                    .map(|i| self.out.calls[self.open[i].call].seq)
+                    .into_iter()
+                    .collect(),
+                locators: vec![locator.clone()],
+                detail,
+            });
+            if let Some(i) = open {
+                let only: Vec<Item> = vec![item.clone()];
+                self.resume(i, locator, x.clone(), only);
+                return;
+            }
+        }
+    }
+
+    /// Adds a resumption leg to open call `i` and classifies it again.
+    fn resume(&mut self, i: usize, locator: &Locator, x: HttpExchange, items: Vec<Item>) {
+        self.check_reconnect_delay(i, locator, &x);
+        let open = &mut self.open[i];
+        // Replayed events (same stream, same event id) are the same message: drop them.
+        let fresh: Vec<Item> = items
+            .into_iter()
+            .filter(|it| {
+                it.event_id
+                    .as_ref()
+                    .is_none_or(|id| !open.event_ids.contains(id))
+            })
+            .collect();
+        open.event_ids.extend(sse_event_ids(&x).map(str::to_owned));
+        open.legs.push((x, fresh));
+        let legs: Vec<Leg> = open
+            .legs
+            .iter()
+            .map(|(ex, its)| Leg {
+                exchange: Some(ex),
+                items: its.iter().collect(),
+                end: ex.end,
+            })
+            .collect();
+        let verdict = classify(&open.request, &legs, Options::default());
+        let done = !verdict.outcome.is_non_terminal();
+        let call = &mut self.out.calls[open.call];
+        if verdict.evidence.terminal_leg.is_some_and(|l| l > 0) {
+            call.retry_origin = RetryOrigin::Resumption;
+        }
+        call.ended_at = verdict.evidence.responded_at.or(call.ended_at);
+        call.sse_retry_ms = legs
+            .iter()
+            .rev()
+            .filter_map(|l| {
+                match l
+                    .exchange
+                    .and_then(|e| e.response.as_ref())
+                    .map(|r| &r.body)
+                {
+                    Some(Body::Sse(s)) => s.events.iter().rev().find_map(|e| e.retry),
+                    _ => None,
+                }
+            })
+            .next()
+            .or(call.sse_retry_ms);
+        call.verdict = verdict;
+        if done {
+            self.open.remove(i);
+        }
+    }
+
+    /// RETRY_TOO_SOON: a reconnection sooner than the stream's SSE `retry` asked for
+    /// (2025-11-25: the client "MUST" wait that long, `mcp-wire.md` §2.3).
+    fn check_reconnect_delay(&mut self, i: usize, locator: &Locator, x: &HttpExchange) {
+        let open = &self.open[i];
+        let Some((prev, _)) = open.legs.last() else {
+            return;
+        };
+        let asked = match prev.response.as_ref().map(|r| &r.body) {
+            Some(Body::Sse(s)) => s.events.iter().rev().find_map(|e| e.retry),
+            _ => None,
+        };
+        let ended = prev
+            .end_ts
+            .or_else(|| match prev.response.as_ref().map(|r| &r.body) {
+                Some(Body::Sse(s)) => s.events.iter().rev().find_map(|e| e.ts),
+                _ => None,
+            });
+        let (Some(asked), Some(ended), Some(again)) = (asked, ended, x.request.ts) else {
+            return;
+        };
+        let waited = ended.millis_until(again);
+        if waited < asked as i64 {
+            let call = &self.out.calls[open.call];
+            self.out.findings.push(Finding {
+                kind: FindingKind::RetryTooSoon,
+                severity: Severity::Low,
+                scope: open.scope.clone(),
+                ids: vec![call.id.clone()],
+                calls: vec![call.seq],
+                locators: vec![call.locator.clone(), locator.clone()],
+                detail: format!(
+                    "the client reconnected {waited} ms after the stream closed, but its SSE retry asked for {asked} ms"
+                ),
+            });
+        }
+    }
+
+    /// Completes the legacy calls from the GET streams of their sessions.
+    pub(super) fn finish_legacy(&mut self) {
+        let streams = std::mem::take(&mut self.legacy_streams);
+        if streams.is_empty() {
+            return;
+        }
+        let mut used: HashSet<(usize, usize)> = HashSet::new();
+        let opens = std::mem::take(&mut self.open);
+        for open in opens {
+            if !open.legacy {
+                self.open.push(open);
+                continue;
+            }
+            let Some((si, stream)) = streams
+                .iter()
+                .enumerate()
+                .find(|(_, s)| s.scope == open.scope)
+            else {
+                self.open.push(open);
+                continue;
+            };
+            let id = open
+                .request
+                .id
+                .clone()
+                .unwrap_or_else(|| Id::from_raw("null"));
+            let mine: Vec<&Item> = stream
+                .items
+                .iter()
+                .enumerate()
+                .filter(|(ii, it)| {
+                    let hit = it.message().is_some_and(|r| {
+                        r.kind() != Kind::Request
+                            && r.kind() != Kind::Notification
+                            && r.id
+                                .as_ref()
+                                .is_some_and(|rid| *rid == id || rid.differs_only_in_type(&id))
+                    });
+                    if hit {
+                        used.insert((si, *ii));
+                    }
+                    hit
+                })
+                .map(|(_, it)| it)
+                .collect();
+            let (post, _) = &open.legs[0];
+            let legs = [
+                Leg {
+                    exchange: Some(post),
+                    items: vec![],
+                    end: post.end,
+                },
+                Leg {
+                    exchange: Some(&stream.exchange),
+                    items: mine,
+                    end: stream.exchange.end,
+                },
+            ];
+            let verdict = classify(&open.request, &legs, Options { legacy_sse: true });
+            let call = &mut self.out.calls[open.call];
+            call.ended_at = verdict.evidence.responded_at.or(call.ended_at);
+            call.verdict = verdict;
+        }
+        // Responses on a legacy stream that answer no request of that session.
+        for (si, s) in streams.iter().enumerate() {
+            for (ii, it) in s.items.iter().enumerate() {
+                let Some(r) = it.message() else { continue };
+                if r.kind() != Kind::Response || used.contains(&(si, ii)) {
+                    continue;
+                }
+                let id = r.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+                let known = self
+                    .requests
+                    .get(&s.scope)
+                    .is_some_and(|m| m.contains_key(&id));
+                if !known {
+                    self.out.findings.push(Finding {
+                        kind: FindingKind::IdMismatch,
+                        severity: Severity::Medium,
+                        scope: s.scope.clone(),
+                        ids: vec![id.clone()],
+                        calls: vec![],
+                        locators: vec![s.locator.clone()],
+                        detail: format!("the legacy SSE stream carried a response for id {id}, which answers no request of its session"),
+                    });
+                }
+            }
+            // initialize and tools/list answered on the stream still teach us things.
+            for it in &s.items {
+                if let Some(r) = it.message() {
+                    let tools = r.result_value();
+                    if tools.get("tools").is_some() {
+                        self.note_tools(&tools);
+                    }
+                }
+            }
+        }
+    }
+}
