@@ -62,9 +62,10 @@ add("baseline_py_json", "Python client (auto, 2026-07-28) -> Python server with 
 add("baseline_py_legacy_mode", "Python client forced to mode='legacy' (initialize handshake, 2025-11-25, "
     "Mcp-Session-Id) -> Python server, SSE responses.",
     PY_SSE, "py", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline", client_mode="legacy")
-add("cross_py_client_ts_server", "Python client (auto) -> TS server: the server/discover probe is answered with a "
-    "JSON-RPC error (-32601) by the 2025-era TS server, the client falls back to initialize (2025-11-25). Results "
-    "have no resultType, which is normal for 2025-era SDKs and counts as complete.",
+add("cross_py_client_ts_server", "Python client (auto) -> TS server: the server/discover probe (no session id) is "
+    "answered 400 {-32000 'Mcp-Session-Id header is required'} by the 2025-era TS server, and the client falls back "
+    "to initialize (2025-11-25). Results have no resultType, which is normal for 2025-era SDKs and counts as "
+    "complete.",
     TS_SSE, "py", [NOTE, DELETE], ["TOOL_SUCCESS"] * 2, cakewalk="compat.sdk_v2")
 add("cross_ts_client_py_server", "TS client (2025-11-25 handshake) -> Python server, SSE responses.",
     PY_SSE, "ts", [NOTE, DELETE], ["TOOL_SUCCESS"] * 2, cakewalk="baseline")
@@ -151,7 +152,11 @@ add("result_type_stripped_py", "Python client and server negotiate 2026-07-28 (e
     "would send them. A result without resultType counts as complete.",
     PY_JSON, "py", [NOTE, DELETE], ["TOOL_SUCCESS"] * 2,
     rules=[{"match": tc(), "action": {"type": "forward", "strip_result_type": True}}],
-    cakewalk="compat.sdk_v2 (legacy result shape)")
+    cakewalk="compat.sdk_v2 (legacy result shape)",
+    notes="Observed: the Python SDK 2.3.0 client, on a 2026-07-28 connection, rejects these results with a pydantic "
+          "ValidationError (CallToolResult.resultType: Field required) although the 2026-07-28 changelog says a "
+          "result without resultType is treated as complete; the expected outcome follows the spec and "
+          "design.md (absent = complete).")
 
 # ---------------------------------------------------------------- 429 + Retry-After
 add("rate_limit_429_ts", "The first tools/call gets 429 Too Many Requests with Retry-After: 2 (a gateway's answer; "
@@ -216,11 +221,15 @@ for cl, srv in (("ts", TS_SSE), ("py", PY_SSE)):
               "(mcp-wire.md 7.4); UNSAFE_REPLAY covers the repeat.")
 
 # ---------------------------------------------------------------- legacy HTTP+SSE
-for cl in ("ts", "py"):
-    add(f"legacy_sse_{cl}", "Legacy HTTP+SSE (2024-11-05 transport, still offered by the SDK): GET /sse carries "
-        "the endpoint event and every response; each POST to the endpoint gets 202 Accepted.",
+for cl, mode, sfx, extra in (("ts", None, "", ""), ("py", "legacy", "", " Python client in mode='legacy' "
+                             "(initialize handshake)."),
+                             ("py", None, "_auto", " Python client in its default mode 'auto': the server/discover "
+                              "probe succeeds over the legacy transport, so 2026-07-28 messages (no initialize, "
+                              "_meta on every request, resultType) travel over HTTP+SSE.")):
+    add(f"legacy_sse_{cl}{sfx}", "Legacy HTTP+SSE (2024-11-05 transport, still offered by both SDKs): GET /sse "
+        "carries the endpoint event and every response; each POST to the endpoint gets 202 Accepted." + extra,
         (cl, "legacy-sse", []), cl, [NOTE, FAIL, DELETE], ["TOOL_SUCCESS", "TOOL_ERROR", "TOOL_SUCCESS"],
-        cakewalk="baseline")
+        cakewalk="baseline", client_mode=mode)
 
 # ---------------------------------------------------------------- stdio
 for cl in ("ts", "py"):

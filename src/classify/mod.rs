@@ -7,6 +7,10 @@
 //! refinement: a non-2xx status that carries a proper JSON-RPC error for the same id
 //! is a protocol verdict (2026-07-28 pairs 400/404 with JSON-RPC errors).
 
+mod client;
+
+pub use client::{classify_client, mcp_error_code, reads_like_error};
+
 use crate::jsonrpc::{Decoded, Id, Item, Kind, Message, Place};
 use crate::model::{Body, End, HttpExchange, Layer, Outcome, Timestamp};
 use serde_json::Value;
@@ -60,6 +64,8 @@ pub struct Evidence {
     pub notifications: Vec<String>,
     /// `requestState` of an `input_required` result, as raw JSON, byte for byte.
     pub request_state: Option<String>,
+    /// The first text block of a complete result (an excerpt).
+    pub result_text: Option<String>,
 }
 
 /// Outcome, layer and evidence for one call.
@@ -522,10 +528,9 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
             return Verdict::new(Outcome::InvalidToolResult, ev);
         }
     }
+    ev.result_text = first_text(obj);
     if ev.is_error == Some(true) {
-        if let Some(text) = first_text(obj) {
-            ev.error_message = Some(text);
-        }
+        ev.error_message = ev.result_text.clone();
         return Verdict::new(Outcome::ToolError, ev);
     }
     Verdict::new(Outcome::ToolSuccess, ev)

@@ -4,6 +4,7 @@
 //! (`design.md` §3, `reference/mcp-wire.md` §7). It keeps compact per-call records,
 //! not bodies, so memory follows the number of calls, not the input size.
 
+mod client_log;
 mod http;
 mod repeats;
 mod stdio;
@@ -88,6 +89,8 @@ pub struct Call {
     /// Where the request is in the input.
     pub locator: Locator,
     pub transport: Transport,
+    /// `wire` or `client-log`: how strong the evidence behind the verdict is.
+    pub evidence: &'static str,
     pub started_at: Option<Timestamp>,
     pub ended_at: Option<Timestamp>,
     /// 1 for a first attempt; n for the n-th POST of the same tool and arguments.
@@ -117,6 +120,18 @@ pub struct Call {
 pub enum Transport {
     Http,
     Stdio,
+    /// Seen only in a client's own log: the client's conclusion, not the wire.
+    ClientLog,
+}
+
+impl Transport {
+    /// How strong the evidence behind a verdict is, for every output format.
+    pub fn evidence(self) -> &'static str {
+        match self {
+            Transport::Http | Transport::Stdio => "wire",
+            Transport::ClientLog => "client-log",
+        }
+    }
 }
 
 /// A finding across calls.
@@ -150,6 +165,8 @@ struct ScopeInfo {
 
 #[derive(Debug)]
 struct PendingStdio {
+    /// The message came from a client-written log.
+    client_log: bool,
     msg: Message,
     locator: Locator,
     ts: Option<Timestamp>,
@@ -186,6 +203,7 @@ impl Sink for Correlator {
         match x.payload {
             Payload::Http(http) => self.http(&x.locator, http),
             Payload::Stdio(m) => self.stdio(&x.locator, m),
+            Payload::ClientLog(c) => self.client_log(&x.locator, c),
         }
     }
 
@@ -338,6 +356,28 @@ impl Correlator {
         let mrtr_followup =
             params.get("inputResponses").is_some() || params.get("requestState").is_some();
         let id = m.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+        if verdict.outcome == Outcome::ToolSuccess {
+            if let Some(text) = verdict
+                .evidence
+                .result_text
+                .as_deref()
+                .filter(|t| crate::classify::reads_like_error(t))
+            {
+                self.out.findings.push(Finding {
+                    kind: FindingKind::SuspiciousSuccess,
+                    severity: Severity::Low,
+                    scope: scope.to_owned(),
+                    ids: vec![id.clone()],
+                    calls: vec![self.seq],
+                    locators: vec![locator.clone()],
+                    detail: format!(
+                        "{} returned isError false (or absent), but its text reads like an error: {}",
+                        m.tool_name().unwrap_or_default(),
+                        text.trim().chars().take(120).collect::<String>()
+                    ),
+                });
+            }
+        }
         for stray in &verdict.evidence.stray_ids {
             self.out.findings.push(Finding {
                 kind: FindingKind::IdMismatch,
@@ -362,7 +402,8 @@ impl Correlator {
             scope: scope.to_owned(),
             endpoint: match transport {
                 Transport::Stdio => "stdio".to_owned(),
-                Transport::Http => String::new(), // filled in by the HTTP correlator
+                // Filled in by the HTTP and client-log correlators.
+                Transport::Http | Transport::ClientLog => String::new(),
             },
             id,
             method: "tools/call".to_owned(),
@@ -371,6 +412,7 @@ impl Correlator {
             verdict,
             locator,
             transport,
+            evidence: transport.evidence(),
             started_at,
             ended_at,
             post_count: 1,
@@ -429,9 +471,13 @@ fn non_terminal(out: &mut Analysis) {
             Outcome::StreamIncomplete | Outcome::NoResponse if c.cancelled => {
                 "cancelled by the client (not a server fault)".to_owned()
             }
-            Outcome::StreamIncomplete | Outcome::NoResponse => {
-                c.verdict.evidence.notes.last().cloned().unwrap_or_default()
-            }
+            Outcome::StreamIncomplete | Outcome::NoResponse => c
+                .verdict
+                .evidence
+                .notes
+                .first()
+                .cloned()
+                .unwrap_or_default(),
             Outcome::InputRequired if !followed => {
                 "input_required was never followed by an MRTR follow-up".to_owned()
             }

@@ -193,6 +193,12 @@ pub fn run(out: &mut Analysis, annotations: &HashMap<String, Annotations>) {
                 ));
                 RetryOrigin::Unexplained
             };
+            if later.evidence != "wire" {
+                for f in &mut findings {
+                    f.detail
+                        .push_str(" (seen in a client log: the client's record, not the wire)");
+                }
+            }
             out.calls[l].retry_origin = origin;
             out.findings.extend(findings);
         }

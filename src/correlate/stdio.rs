@@ -57,6 +57,7 @@ impl Correlator {
                     self.stdio_pending.insert(
                         id,
                         PendingStdio {
+                            client_log: m.logged_by_client,
                             call: method == "tools/call",
                             method,
                             msg,
@@ -201,6 +202,11 @@ impl Correlator {
             None,
             None,
         );
+        if p.client_log {
+            if let Some(c) = self.out.calls.last_mut() {
+                c.evidence = "client-log";
+            }
+        }
     }
 
     pub(super) fn flush_stdio_pending(&mut self, end: End) {

@@ -16,8 +16,7 @@ use std::io::{self, BufRead};
 pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> io::Result<()> {
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
-    let mut foreign: Option<(&'static str, u64)> = None;
-    let mut records = 0u64;
+    let mut clients = super::clientlog::ClientLogs::default();
     loop {
         buf.clear();
         let read = read_line_capped(reader, &mut buf, limits.max_record_bytes)?;
@@ -57,36 +56,19 @@ pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> 
             }
         };
         match parse_line(text) {
-            Ok(Line::Payload(payload)) => {
-                records += 1;
-                sink.exchange(Exchange { locator, payload });
-            }
-            Ok(Line::Foreign(kind)) => {
-                if foreign.is_none() {
-                    foreign = Some((kind, line_no));
-                }
-            }
+            Ok(Line::Payload(payload)) => sink.exchange(Exchange { locator, payload }),
+            Ok(Line::Client(kind, obj)) => clients.line(kind, &obj, line_no, sink),
             Err(message) => sink.problem(Problem { locator, message }),
         }
     }
-    if let Some((kind, line)) = foreign {
-        let message = if records == 0 {
-            format!("this looks like {kind}; reading that log kind is not supported yet")
-        } else {
-            format!("lines like this one look like {kind}, which is not supported yet; they were skipped")
-        };
-        sink.problem(Problem {
-            locator: Locator::Line { line },
-            message,
-        });
-    }
+    clients.finish(sink);
     Ok(())
 }
 
 /// Reads one line into `buf`, keeping at most `cap` bytes; returns the line's full
 /// length and whether it ended in a newline. Past the cap the rest is skipped
 /// without being stored, so a huge line costs no memory.
-fn read_line_capped(
+pub(super) fn read_line_capped(
     r: &mut impl BufRead,
     buf: &mut Vec<u8>,
     cap: usize,
@@ -138,8 +120,8 @@ fn trim_line(b: &[u8]) -> &[u8] {
 #[allow(clippy::large_enum_variant)] // one per line, moved straight into the sink
 enum Line {
     Payload(Payload),
-    /// A log kind recognised but not read (yet).
-    Foreign(&'static str),
+    /// A line of a client log (Claude Code, Codex, OpenTelemetry), read with state.
+    Client(&'static str, Map<String, Value>),
 }
 
 fn parse_line(text: &str) -> Result<Line, String> {
@@ -166,6 +148,7 @@ fn parse_line(text: &str) -> Result<Line, String> {
                 dir: Some(dir),
                 json: msg.to_string(),
                 ts: timestamp(&obj, &["ts", "timestamp", "time"]),
+                logged_by_client: false,
             })));
         }
     }
@@ -174,10 +157,11 @@ fn parse_line(text: &str) -> Result<Line, String> {
             dir: None,
             json: text.to_owned(),
             ts: None,
+            logged_by_client: false,
         })));
     }
-    if let Some(kind) = foreign_kind(&obj) {
-        return Ok(Line::Foreign(kind));
+    if let Some(kind) = super::clientlog::kind_of(&obj) {
+        return Ok(Line::Client(kind, obj));
     }
     Err("not a recognised record: expected an HTTP exchange record (\"request\"/\"response\"), a transcript message (\"dir\" + \"msg\") or a JSON-RPC message (\"jsonrpc\")".to_owned())
 }
@@ -198,26 +182,6 @@ fn is_jsonrpc(obj: &Map<String, Value>) -> bool {
         || (obj.contains_key("id") && (obj.contains_key("result") || obj.contains_key("error")))
         || (obj.get("method").is_some_and(Value::is_string)
             && (obj.contains_key("params") || obj.contains_key("id")))
-}
-
-/// Log kinds other issues will read; named so the user knows why nothing came out.
-fn foreign_kind(obj: &Map<String, Value>) -> Option<&'static str> {
-    let ty = obj.get("type").and_then(Value::as_str).unwrap_or("");
-    if obj.contains_key("sessionId") && matches!(ty, "user" | "assistant" | "system" | "summary") {
-        return Some("a Claude Code session transcript");
-    }
-    if obj.contains_key("payload")
-        && matches!(
-            ty,
-            "response_item" | "event_msg" | "session_meta" | "turn_context"
-        )
-    {
-        return Some("a Codex CLI rollout");
-    }
-    if obj.contains_key("resourceSpans") {
-        return Some("OpenTelemetry spans (OTLP/JSON)");
-    }
-    None
 }
 
 fn parse_direction(v: &Value) -> Option<Direction> {
@@ -509,7 +473,10 @@ mod tests {
             .message
             .contains("not valid UTF-8 (bad byte 0xff at column 7)"));
         let c = run("{\"type\":\"user\",\"sessionId\":\"s\",\"message\":{}}\n");
-        assert!(c.problems[0].message.contains("Claude Code"));
+        assert!(
+            c.problems.is_empty() && c.exchanges.is_empty(),
+            "a Claude Code line without MCP calls is read quietly"
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! an input (a bad line) are reported to the sink and reading goes on; only a problem
 //! that stops the whole input is returned as an `IngestError`.
 
+mod clientlog;
 mod jsonl;
 
 use crate::config::Limits;
@@ -17,6 +18,8 @@ pub enum Format {
     Har,
     Pcap,
     Pcapng,
+    /// A text log with one JSON-RPC message per line.
+    MessageLog,
     /// Content not recognised (only ever in errors).
     Unknown,
 }
@@ -28,6 +31,7 @@ impl Format {
             Format::Har => "har",
             Format::Pcap => "pcap",
             Format::Pcapng => "pcapng",
+            Format::MessageLog => "message-log",
             Format::Unknown => "unknown",
         }
     }
@@ -124,6 +128,10 @@ fn ingest_level(
             jsonl::read(&mut reader, limits, sink)?;
             Ok(Format::Jsonl)
         }
+        Sniffed::MessageLog => {
+            clientlog::read_message_log(&mut reader, limits.max_record_bytes, sink)?;
+            Ok(Format::MessageLog)
+        }
         Sniffed::Binary(first) => Err(IngestError::Binary(first)),
         Sniffed::Text(what) => Err(IngestError::Unrecognised(what)),
     }
@@ -145,6 +153,8 @@ pub enum Sniffed {
     Pcapng,
     Har,
     Jsonl,
+    /// Text lines with one JSON-RPC message each after a prefix (VS Code output channel).
+    MessageLog,
     Binary(String),
     Text(String),
 }
@@ -203,6 +213,9 @@ pub fn sniff(head: &[u8]) -> Sniffed {
             "a JSON array; mcpsift reads JSONL (one JSON object per line), HAR, pcap and pcapng"
                 .to_owned(),
         );
+    }
+    if clientlog::looks_like_message_log(text) {
+        return Sniffed::MessageLog;
     }
     let first_line = String::from_utf8_lossy(text.split(|&b| b == b'\n').next().unwrap_or(text));
     Sniffed::Text(format!(

@@ -212,6 +212,43 @@ pub struct StdioMessage {
     pub dir: Option<Direction>,
     pub json: String,
     pub ts: Option<Timestamp>,
+    /// Set when a client wrote the log (VS Code's output channel): the messages are
+    /// what the client saw, so the evidence is a client log's, not a wire capture's.
+    pub logged_by_client: bool,
+}
+
+/// What a client log says one tool call came to. A client log shows what the client
+/// concluded, not what crossed the wire, so verdicts from it carry weaker evidence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ClientResult {
+    /// A `CallToolResult` object as the client kept it (JSON text).
+    Result(String),
+    /// Result text and the client's error flag (Claude Code `tool_result`).
+    Text { text: String, is_error: bool },
+    /// An error the client reported instead of a result (Codex `Err`, a timeout).
+    Error(String),
+    /// The log shows the call and no result for it.
+    Missing,
+}
+
+/// One MCP tool call as a client log records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientCall {
+    /// Which log kind: `claude-code`, `codex`, `opentelemetry`, …
+    pub source: &'static str,
+    /// The client's own id for the call (`tool_use_id`, `call_id`, a span's request id).
+    pub call_id: String,
+    /// The client session or conversation, when the log names one.
+    pub session: Option<String>,
+    pub server: Option<String>,
+    pub tool: String,
+    /// Arguments as JSON text; `None` when the log does not keep them (OpenTelemetry).
+    pub arguments: Option<String>,
+    pub result: ClientResult,
+    pub started: Option<Timestamp>,
+    pub ended: Option<Timestamp>,
+    /// JSON-RPC error code, when the log keeps one (OpenTelemetry `rpc.response.status_code`).
+    pub jsonrpc_code: Option<i64>,
 }
 
 /// What one input record holds.
@@ -220,6 +257,7 @@ pub struct StdioMessage {
 pub enum Payload {
     Http(HttpExchange),
     Stdio(StdioMessage),
+    ClientLog(ClientCall),
 }
 
 /// One record from an input, with where it came from.

@@ -149,6 +149,7 @@ named_enum! {
         RetryTooSoon = "RETRY_TOO_SOON",
         IdReused = "ID_REUSED",
         MrtrBroken = "MRTR_BROKEN",
+        SuspiciousSuccess = "SUSPICIOUS_SUCCESS",
     }
 }
 
@@ -172,6 +173,9 @@ impl FindingKind {
             FindingKind::IdReused => "a request id used again where the protocol forbids it",
             FindingKind::MrtrBroken => {
                 "an input_required round whose follow-up is missing, reuses the id, or alters requestState"
+            }
+            FindingKind::SuspiciousSuccess => {
+                "a result with isError false (or absent) whose text reads like an error"
             }
         }
     }

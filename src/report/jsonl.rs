@@ -70,6 +70,7 @@ pub fn call_record(input: &str, c: &Call, all: &[Call]) -> Value {
     }
     // Extensions beyond the contract's minimum.
     o.insert("transport".into(), json!(c.transport));
+    o.insert("evidence".into(), json!(c.evidence));
     o.insert("location".into(), json!(c.locator));
     if let Some(m) = &ev.error_message {
         o.insert("error_message".into(), json!(m));

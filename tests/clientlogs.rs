@@ -1,0 +1,199 @@
+//! Client logs (Claude Code, Codex, VS Code, OpenTelemetry): every MCP tool call gets a
+//! verdict with `evidence: "client-log"`, errors the client made up are not counted as
+//! the server's, repeats are found on the weaker evidence, and a malformed line is
+//! named while the rest of the file is read.
+
+use serde_json::Value;
+use std::path::Path;
+use std::process::Command;
+
+fn analyze(path: &str) -> (Vec<Value>, String, Option<i32>) {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
+    let out = Command::new(env!("CARGO_BIN_EXE_mcpsift"))
+        .args(["analyze", p.to_str().unwrap(), "--format", "jsonl"])
+        .output()
+        .unwrap();
+    let records = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (
+        records,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+fn calls(records: &[Value]) -> Vec<(String, String, String)> {
+    records
+        .iter()
+        .filter(|r| r["type"] == "call")
+        .map(|r| {
+            assert_eq!(r["evidence"], "client-log", "{r}");
+            (
+                r["id"]
+                    .as_str()
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| r["id"].to_string()),
+                r["tool"].as_str().unwrap().to_owned(),
+                r["outcome"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn findings(records: &[Value]) -> Vec<(String, Vec<String>)> {
+    let mut f: Vec<_> = records
+        .iter()
+        .filter(|r| r["type"] == "finding")
+        .map(|r| {
+            let ids = r["ids"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|i| {
+                    i.as_str()
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| i.to_string())
+                })
+                .collect();
+            (r["kind"].as_str().unwrap().to_owned(), ids)
+        })
+        .collect();
+    f.sort();
+    f
+}
+
+fn t(a: &str, b: &str, c: &str) -> (String, String, String) {
+    (a.into(), b.into(), c.into())
+}
+
+fn f(kind: &str, ids: &[&str]) -> (String, Vec<String>) {
+    (kind.into(), ids.iter().map(|s| s.to_string()).collect())
+}
+
+#[test]
+fn claude_code_session() {
+    let (r, err, code) = analyze("tests/fixtures/clientlogs/claude-code-session.jsonl");
+    assert_eq!(code, Some(2), "the malformed line makes the exit code 2");
+    assert!(
+        err.contains("claude-code-session.jsonl: line 14: not JSON"),
+        "{err}"
+    );
+    assert_eq!(
+        calls(&r),
+        [
+            t("toolu_01", "read_note", "TOOL_SUCCESS"),
+            t("toolu_02", "run_configured_test_scenario", "TOOL_ERROR"),
+            t("toolu_03", "run_configured_test_scenario", "JSONRPC_ERROR"),
+            t("toolu_04", "slow", "NO_RESPONSE"),
+            t("toolu_05", "read_note", "TOOL_SUCCESS"),
+            t("toolu_07", "delete_file", "NO_RESPONSE"),
+        ]
+    );
+    let timeout = r.iter().find(|x| x["id"] == "toolu_04").unwrap();
+    assert_eq!(timeout["jsonrpc_code"], -32001);
+    assert!(
+        timeout["notes"]
+            .to_string()
+            .contains("produced by the client SDK itself"),
+        "{timeout}"
+    );
+    assert_eq!(
+        findings(&r),
+        [
+            f("NON_TERMINAL", &["toolu_04"]),
+            f("NON_TERMINAL", &["toolu_07"]),
+            f("SUSPICIOUS_SUCCESS", &["toolu_05"]),
+            f("UNEXPLAINED_REPEAT", &["toolu_01", "toolu_05"]),
+        ]
+    );
+}
+
+#[test]
+fn codex_rollout() {
+    let (r, err, _) = analyze("tests/fixtures/clientlogs/codex-rollout.jsonl");
+    assert!(
+        err.contains("codex-rollout.jsonl: line 13: not JSON"),
+        "{err}"
+    );
+    assert_eq!(
+        calls(&r),
+        [
+            t("call_1", "read_note", "TOOL_SUCCESS"),
+            t("call_2", "run_configured_test_scenario", "TOOL_ERROR"),
+            t("call_9x", "run_configured_test_scenario", "HTTP_ERROR"),
+            t("call_4", "slow", "NO_RESPONSE"),
+            t("call_5", "run_configured_test_scenario", "JSONRPC_ERROR"),
+        ]
+    );
+    let http = r.iter().find(|x| x["id"] == "call_9x").unwrap();
+    assert_eq!(http["http_statuses"], serde_json::json!([503]));
+    // The re-send after the 503 is explained by the refusal, on client-log evidence.
+    let again = r.iter().find(|x| x["id"] == "call_5").unwrap();
+    assert_eq!(again["retry_origin"], "after_refusal");
+    assert_eq!(again["post_count"], 2);
+    assert_eq!(again["server"], "kitchen");
+    assert_eq!(findings(&r), [f("NON_TERMINAL", &["call_4"])]);
+}
+
+#[test]
+fn vscode_output_channel() {
+    let (r, err, _) = analyze("tests/fixtures/clientlogs/vscode-mcp-output.log");
+    assert!(
+        err.contains(
+            "vscode-mcp-output.log: line 13: the JSON-RPC message on this line is not valid JSON"
+        ),
+        "{err}"
+    );
+    assert_eq!(r[0]["format"], "message-log");
+    assert_eq!(
+        calls(&r),
+        [
+            t("2", "read_note", "TOOL_SUCCESS"),
+            t("4", "run_configured_test_scenario", "JSONRPC_ERROR"),
+            t("5", "run_configured_test_scenario", "TOOL_ERROR"),
+            t("6", "read_note", "TOOL_SUCCESS"),
+            t("8", "slow", "NO_RESPONSE"),
+        ]
+    );
+    assert_eq!(
+        findings(&r),
+        [
+            f("NON_TERMINAL", &["8"]),
+            f("UNEXPLAINED_REPEAT", &["2", "6"])
+        ]
+    );
+}
+
+#[test]
+fn opentelemetry_spans() {
+    let (r, err, _) = analyze("tests/fixtures/clientlogs/otel-spans.jsonl");
+    assert!(err.contains("otel-spans.jsonl: line 5: not JSON"), "{err}");
+    assert_eq!(
+        calls(&r),
+        [
+            t("1", "read_note", "TOOL_SUCCESS"),
+            t("2", "run_configured_test_scenario", "TOOL_ERROR"),
+            t("3", "run_configured_test_scenario", "JSONRPC_ERROR"),
+            t("4", "slow", "NO_RESPONSE"),
+            t("5", "read_note", "TOOL_SUCCESS"),
+        ]
+    );
+    // Spans carry no arguments, so no repeat can be claimed from them.
+    assert_eq!(findings(&r), [f("NON_TERMINAL", &["4"])]);
+    let started = r.iter().find(|x| x["id"] == "1").unwrap();
+    assert_eq!(started["started_at"], "2026-08-10T09:31:00.000Z");
+}
+
+#[test]
+fn a_directory_of_one_log_of_each_kind() {
+    let (r, _, code) = analyze("tests/fixtures/clientlogs");
+    assert_eq!(code, Some(2));
+    let n = r.iter().filter(|x| x["type"] == "call").count();
+    assert_eq!(n, 6 + 5 + 5 + 5);
+    let summary = r.last().unwrap();
+    assert_eq!(summary["type"], "summary");
+    // README.md and the generator are skipped, not errors.
+    assert_eq!(summary["skipped"].as_array().unwrap().len(), 2, "{summary}");
+}
