@@ -29,7 +29,10 @@ fn calls(records: &[Value]) -> Vec<(String, String, String)> {
         .iter()
         .filter(|r| r["type"] == "call")
         .map(|r| {
-            assert_eq!(r["evidence"], "client-log", "{r}");
+            assert!(
+                r["evidence"] == "client-log" || r["evidence"] == "wire",
+                "{r}"
+            );
             (
                 r["id"]
                     .as_str()
@@ -191,9 +194,94 @@ fn a_directory_of_one_log_of_each_kind() {
     let (r, _, code) = analyze("tests/fixtures/clientlogs");
     assert_eq!(code, Some(2));
     let n = r.iter().filter(|x| x["type"] == "call").count();
-    assert_eq!(n, 6 + 5 + 5 + 5);
+    assert_eq!(n, 6 + 5 + 5 + 5 + 2 + 4 + 4);
     let summary = r.last().unwrap();
     assert_eq!(summary["type"], "summary");
     // README.md and the generator are skipped, not errors.
     assert_eq!(summary["skipped"].as_array().unwrap().len(), 2, "{summary}");
+}
+
+fn evidence(records: &[Value]) -> Vec<String> {
+    records
+        .iter()
+        .filter(|r| r["type"] == "call")
+        .map(|r| r["evidence"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn inspector_network_export_goes_through_the_http_classifier() {
+    let (r, err, code) =
+        analyze("tests/fixtures/clientlogs/inspector-network-kitchen-2026-08-10T09-46-00.json");
+    assert_eq!(code, Some(2));
+    assert!(
+        err.contains("entry 4: array element is not an object"),
+        "{err}"
+    );
+    assert_eq!(r[0]["format"], "json-array");
+    assert_eq!(
+        calls(&r),
+        [
+            t("1", "run_configured_test_scenario", "HTTP_ERROR"),
+            t("2", "run_configured_test_scenario", "TOOL_ERROR"),
+            t("3", "run_configured_test_scenario", "JSONRPC_ERROR"),
+            t("4", "slow", "NO_RESPONSE"),
+        ]
+    );
+    // Real HTTP status, headers and bodies: wire evidence, as a HAR would be.
+    assert!(evidence(&r).iter().all(|e| e == "wire"));
+    let aborted = r
+        .iter()
+        .find(|x| x["type"] == "call" && x["id"] == 4)
+        .unwrap();
+    assert!(
+        aborted["notes"]
+            .to_string()
+            .contains("aborted due to timeout"),
+        "{aborted}"
+    );
+    let retried = r
+        .iter()
+        .find(|x| x["type"] == "call" && x["id"] == 2)
+        .unwrap();
+    assert_eq!(retried["retry_origin"], "after_refusal");
+    assert_eq!(findings(&r), [f("NON_TERMINAL", &["4"])]);
+}
+
+#[test]
+fn inspector_protocol_export() {
+    let (r, _, code) =
+        analyze("tests/fixtures/clientlogs/inspector-protocol-kitchen-2026-08-10T09-51-00.json");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        calls(&r),
+        [
+            t("1", "read_note", "TOOL_SUCCESS"),
+            t("2", "read_note", "TOOL_SUCCESS"),
+            t("3", "nope", "JSONRPC_ERROR"),
+            t("4", "slow", "NO_RESPONSE"),
+        ]
+    );
+    assert!(evidence(&r).iter().all(|e| e == "client-log"));
+    assert_eq!(
+        findings(&r),
+        [
+            f("NON_TERMINAL", &["4"]),
+            f("UNEXPLAINED_REPEAT", &["1", "2"])
+        ]
+    );
+}
+
+#[test]
+fn conformance_checks_json() {
+    let (r, _, code) = analyze("tests/fixtures/clientlogs/conformance-checks.json");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        calls(&r),
+        [
+            t("1", "test_simple_text", "TOOL_SUCCESS"),
+            t("2", "test_error", "TOOL_ERROR")
+        ]
+    );
+    assert_eq!(findings(&r), []);
 }

@@ -4,6 +4,7 @@
 //! that stops the whole input is returned as an `IngestError`.
 
 mod clientlog;
+mod jsonarray;
 mod jsonl;
 
 use crate::config::Limits;
@@ -20,6 +21,8 @@ pub enum Format {
     Pcapng,
     /// A text log with one JSON-RPC message per line.
     MessageLog,
+    /// A JSON array of log entries (MCP Inspector, conformance checks).
+    JsonArray,
     /// Content not recognised (only ever in errors).
     Unknown,
 }
@@ -32,6 +35,7 @@ impl Format {
             Format::Pcap => "pcap",
             Format::Pcapng => "pcapng",
             Format::MessageLog => "message-log",
+            Format::JsonArray => "json-array",
             Format::Unknown => "unknown",
         }
     }
@@ -75,6 +79,8 @@ pub enum IngestError {
     Empty,
     #[error("binary data that is not a pcap, pcapng or gzip file (first bytes {0}); mcpsift reads JSONL, HAR, pcap and pcapng")]
     Binary(String),
+    #[error("malformed: {0}")]
+    Malformed(String),
     #[error("not a recognised input: {0}")]
     Unrecognised(String),
     #[error("{0} input recognised, but reading {0} is not supported by this build yet")]
@@ -128,6 +134,10 @@ fn ingest_level(
             jsonl::read(&mut reader, limits, sink)?;
             Ok(Format::Jsonl)
         }
+        Sniffed::JsonArray => {
+            jsonarray::read(&mut reader, sink).map_err(IngestError::Malformed)?;
+            Ok(Format::JsonArray)
+        }
         Sniffed::MessageLog => {
             clientlog::read_message_log(&mut reader, limits.max_record_bytes, sink)?;
             Ok(Format::MessageLog)
@@ -155,6 +165,8 @@ pub enum Sniffed {
     Jsonl,
     /// Text lines with one JSON-RPC message each after a prefix (VS Code output channel).
     MessageLog,
+    /// A JSON array: MCP Inspector exports, conformance `checks.json`.
+    JsonArray,
     Binary(String),
     Text(String),
 }
@@ -209,10 +221,7 @@ pub fn sniff(head: &[u8]) -> Sniffed {
         return Sniffed::Binary(hex.join(" "));
     }
     if text[0] == b'[' {
-        return Sniffed::Text(
-            "a JSON array; mcpsift reads JSONL (one JSON object per line), HAR, pcap and pcapng"
-                .to_owned(),
-        );
+        return Sniffed::JsonArray;
     }
     if clientlog::looks_like_message_log(text) {
         return Sniffed::MessageLog;
