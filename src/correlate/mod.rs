@@ -5,6 +5,7 @@
 //! not bodies, so memory follows the number of calls, not the input size.
 
 mod repeats;
+pub mod timeline;
 
 use crate::classify::{classify, Leg, Options, Verdict};
 use crate::ingest::{Problem, Sink};
@@ -105,6 +106,11 @@ pub struct Call {
     pub returned_state: Option<String>,
     /// A `notifications/cancelled` for this id was sent.
     pub cancelled: bool,
+    /// The wire story for reports (HTTP calls). Every `String` in `Call` is listed in
+    /// `report::redact`, so a new one must be added there too.
+    pub timeline: Option<timeline::Timeline>,
+    /// The tool's annotations from a `tools/list` of the same input, if any.
+    pub annotations: Option<Annotations>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -298,6 +304,9 @@ impl Correlator {
                 retry_after_ms,
                 sse_retry_ms,
             );
+            if let Some(c) = self.out.calls.last_mut() {
+                c.timeline = Some(timeline::of_http(x, &resp_items));
+            }
         }
         // Responses to requests we never saw in this exchange (a GET stream, a stray).
         let posted: Vec<&Id> = req_items
@@ -480,6 +489,8 @@ impl Correlator {
             request_state: params.get("requestState").map(|v| v.to_string()),
             returned_state,
             cancelled: false,
+            timeline: None,
+            annotations: None,
         });
         self.seq += 1;
     }
@@ -691,6 +702,13 @@ impl Correlator {
     pub fn finish(mut self) -> Analysis {
         self.flush_stdio_pending(End::CaptureEnded);
         self.out.calls.sort_by_key(|c| c.seq);
+        for c in &mut self.out.calls {
+            c.annotations = c
+                .tool
+                .as_ref()
+                .and_then(|t| self.annotations.get(t))
+                .copied();
+        }
         repeats::run(&mut self.out, &self.annotations);
         non_terminal(&mut self.out);
         self.out
