@@ -61,6 +61,10 @@ pub struct Report {
     pub inputs: Vec<InputReport>,
     /// Files found under directories that are not in a format mcpsift reads.
     pub skipped: Vec<(String, String)>,
+    /// Findings removed because a `--baseline` accepts them.
+    pub baseline_accepted: usize,
+    /// The filters that narrowed this report, in words (empty: none).
+    pub filters: String,
 }
 
 impl Report {

@@ -15,6 +15,7 @@ pub mod batch;
 pub mod classify;
 pub mod config;
 pub mod correlate;
+pub mod explain;
 pub mod ingest;
 pub mod jsonrpc;
 pub mod model;

@@ -314,8 +314,7 @@ fn table_and_markdown_render_the_samples() {
     assert!(md.starts_with("# mcpsift report\n"), "{md}");
     assert!(md.contains("## Findings"), "{md}");
     assert!(
-        md.contains("### delete\\_file `` 12 `` — STREAM\\_INCOMPLETE")
-            || md.contains("STREAM_INCOMPLETE"),
+        md.contains("### STREAM\\_INCOMPLETE — delete\\_file id ` 12 `\n"),
         "{md}"
     );
 }

@@ -213,6 +213,7 @@ impl Correlator {
         );
         if let Some(c) = self.out.calls.last_mut() {
             c.endpoint = endpoint_of(&x.request.url);
+            c.timeline = Some(super::timeline::of_http(x, resp_items));
             // 2026-07-28: the client closing the response stream is the cancellation.
             if x.end == End::ClientClosed && is_2026(c.protocol_version.as_deref()) {
                 c.cancelled = true;

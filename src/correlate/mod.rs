@@ -8,6 +8,7 @@ mod client_log;
 mod http;
 mod repeats;
 mod stdio;
+pub mod timeline;
 
 use crate::classify::Verdict;
 use crate::ingest::{Problem, Sink};
@@ -113,6 +114,11 @@ pub struct Call {
     pub cancelled: bool,
     /// `seq` of the previous attempt of the same tool and arguments, if any.
     pub previous: Option<usize>,
+    /// The wire story for reports (HTTP calls). Every `String` in `Call` is listed in
+    /// `report::redact`, so a new one must be added there too.
+    pub timeline: Option<timeline::Timeline>,
+    /// The tool's annotations from a `tools/list` of the same input, if any.
+    pub annotations: Option<Annotations>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -427,6 +433,8 @@ impl Correlator {
             returned_state,
             cancelled: false,
             previous: None,
+            timeline: None,
+            annotations: None,
         });
         self.seq += 1;
     }
@@ -444,6 +452,13 @@ impl Correlator {
             }
         }
         self.out.calls.sort_by_key(|c| c.seq);
+        for c in &mut self.out.calls {
+            c.annotations = c
+                .tool
+                .as_ref()
+                .and_then(|t| self.annotations.get(t))
+                .copied();
+        }
         repeats::run(&mut self.out, &self.annotations);
         non_terminal(&mut self.out);
         self.out

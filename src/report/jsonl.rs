@@ -129,7 +129,7 @@ fn summary_record(report: &Report) -> Value {
             .count();
         findings.insert(k.as_str().into(), json!(n));
     }
-    json!({
+    let mut summary = json!({
         "type": "summary",
         "inputs": report.inputs.len(),
         "inputs_with_errors": report.inputs.iter().filter(|i| i.has_errors()).count(),
@@ -138,7 +138,15 @@ fn summary_record(report: &Report) -> Value {
         "calls": report.inputs.iter().map(|i| i.analysis.calls.len()).sum::<usize>(),
         "outcomes": outcomes,
         "findings": findings,
-    })
+    });
+    // Present only when used, so unfiltered output keeps its shape.
+    if !report.filters.is_empty() {
+        summary["filters"] = json!(report.filters);
+    }
+    if report.baseline_accepted > 0 {
+        summary["baseline_accepted"] = json!(report.baseline_accepted);
+    }
+    summary
 }
 
 /// Every record of the report, in output order.

@@ -1,212 +1,597 @@
-//! The Markdown report for bug tickets: a verdict line, findings first, then one
-//! section per call that needs attention. Written with our own escaping so it
-//! renders the same on GitHub and GitLab.
+//! The Markdown report for bug tickets: a short verdict, findings first, then one
+//! section per call that needs attention with its timeline, where to find it in the
+//! input, and what it means (layer, whether a retry is safe). Written with our own
+//! escaping so it renders the same on GitHub and GitLab: text is escaped, evidence
+//! goes into code spans and fenced blocks whose fences outgrow any backticks inside.
 
-use super::HumanOptions;
-use crate::batch::{Report, Status};
-use crate::model::Outcome;
+use super::{advice, HumanOptions};
+use crate::batch::{InputReport, Report, Status};
+use crate::correlate::{Call, Finding};
+use crate::model::{Locator, Outcome, Severity, Timestamp};
 use std::io::{self, Write};
 
-/// Escapes text for a Markdown table cell or a line of prose.
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for ch in s.chars() {
+/// Escapes text for a line of prose or a table cell: every character that could
+/// start markup on GitHub or GitLab (emphasis, links, HTML, math, mentions, tables).
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, ch) in s.chars().enumerate() {
         match ch {
-            '|' | '\\' | '`' | '*' | '_' | '<' | '>' | '[' | ']' => {
+            '\\' | '`' | '*' | '_' | '<' | '>' | '[' | ']' | '|' | '~' | '$' | '&' | '@' => {
                 out.push('\\');
                 out.push(ch);
             }
-            '\n' | '\r' => out.push(' '),
+            '#' | '+' | '-' | '=' | '!' if i == 0 => {
+                out.push('\\');
+                out.push(ch);
+            }
+            '\n' | '\r' | '\t' => out.push(' '),
+            c if c.is_control() => out.push('\u{fffd}'),
             _ => out.push(ch),
         }
+    }
+    // A leading `1.` or `1)` would start an ordered list.
+    let digits = out.chars().take_while(char::is_ascii_digit).count();
+    if digits > 0 && matches!(out[digits..].chars().next(), Some('.' | ')')) {
+        out.insert(digits, '\\');
     }
     out
 }
 
 /// Text inside a code span, with a fence longer than any backtick run in it.
-fn code(s: &str) -> String {
+pub fn code(s: &str) -> String {
+    let s: String = s
+        .chars()
+        .map(|c| {
+            if c == '\n' || c == '\r' || c.is_control() {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
     let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest + 1);
-    let s = s.replace(['\n', '\r'], " ");
     format!("{fence} {s} {fence}")
 }
 
-pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Result<()> {
-    let calls: Vec<_> = report
-        .inputs
-        .iter()
-        .flat_map(|i| i.analysis.calls.iter().map(move |c| (i, c)))
+/// A code span inside a table cell: `|` must be escaped even there (GFM, GitLab).
+pub fn code_cell(s: &str) -> String {
+    code(s).replace('|', "\\|")
+}
+
+/// A fenced block with a fence longer than any backtick run in `s`.
+fn fenced(s: &str, lang: &str) -> String {
+    let longest = s.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let body: String = s
+        .chars()
+        .map(|c| if c != '\n' && c.is_control() { ' ' } else { c })
         .collect();
-    let failing = calls
-        .iter()
-        .filter(|(_, c)| !c.verdict.outcome.is_success())
-        .count();
-    let findings: usize = report
+    format!("{fence}{lang}\n{body}\n{fence}")
+}
+
+fn time(t: Option<Timestamp>) -> String {
+    t.map(|t| t.to_string()).unwrap_or_else(|| "—".to_owned())
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Worth a section: not a success, or sent more than once.
+pub(crate) fn needs_attention(c: &Call) -> bool {
+    !c.verdict.outcome.is_success() || c.post_count > 1
+}
+
+fn where_(ir: &InputReport, loc: &Locator) -> String {
+    match loc {
+        Locator::Input => code(&ir.path),
+        Locator::Line { line } => format!("{}, line {line}", code(&ir.path)),
+        Locator::Entry { entry } => format!("{}, HAR entry {entry} (0-based)", code(&ir.path)),
+        Locator::Frames { request, response } => match response {
+            Some(r) => format!(
+                "{}, Wireshark frames {request} (request) and {r} (response)",
+                code(&ir.path)
+            ),
+            None => format!("{}, Wireshark frame {request} (request)", code(&ir.path)),
+        },
+    }
+}
+
+fn verdict_line(report: &Report) -> String {
+    let calls: Vec<&Call> = report
         .inputs
         .iter()
-        .map(|i| i.analysis.findings.len())
-        .sum();
-    writeln!(w, "# mcpsift report")?;
+        .flat_map(|i| &i.analysis.calls)
+        .collect();
+    let failing: Vec<&&Call> = calls
+        .iter()
+        .filter(|c| !c.verdict.outcome.is_success())
+        .collect();
+    let findings: Vec<&Finding> = report
+        .inputs
+        .iter()
+        .flat_map(|i| &i.analysis.findings)
+        .collect();
+    let unreadable = report
+        .inputs
+        .iter()
+        .filter(|i| i.status == Status::Error)
+        .count();
+    let mut s = if calls.is_empty() {
+        format!(
+            "No tools/call in {}.",
+            plural(report.inputs.len(), "input", "inputs")
+        )
+    } else if failing.is_empty() {
+        format!(
+            "All {} succeeded.",
+            plural(calls.len(), "tools/call", "tools/call")
+        )
+    } else {
+        let mut by: Vec<String> = Vec::new();
+        for o in Outcome::ALL {
+            let n = failing.iter().filter(|c| c.verdict.outcome == *o).count();
+            if n > 0 {
+                by.push(format!("{n} {}", escape(o.as_str())));
+            }
+        }
+        format!(
+            "{} of {} did not succeed ({}).",
+            failing.len(),
+            plural(calls.len(), "tools/call", "tools/call"),
+            by.join(", ")
+        )
+    };
+    if findings.is_empty() {
+        s.push_str(" No findings.");
+    } else {
+        let mut by: Vec<String> = Vec::new();
+        for sev in Severity::ALL.iter().rev() {
+            let n = findings.iter().filter(|f| f.severity == *sev).count();
+            if n > 0 {
+                by.push(format!("{n} {sev}"));
+            }
+        }
+        s.push_str(&format!(
+            " {}: {}.",
+            plural(findings.len(), "finding", "findings"),
+            by.join(", ")
+        ));
+        if let Some(worst) = findings.iter().max_by_key(|f| f.severity) {
+            s.push_str(&format!(
+                " Worst: **{}** — {}.",
+                escape(worst.kind.as_str()),
+                escape(&worst.detail)
+            ));
+        }
+    }
+    if unreadable > 0 {
+        s.push_str(&format!(
+            " {} could not be read.",
+            plural(unreadable, "input", "inputs")
+        ));
+    }
+    s
+}
+
+fn write_findings(report: &Report, w: &mut dyn Write) -> io::Result<()> {
+    let mut all: Vec<(&InputReport, &Finding)> = report
+        .inputs
+        .iter()
+        .flat_map(|i| i.analysis.findings.iter().map(move |f| (i, f)))
+        .collect();
+    if all.is_empty() {
+        return Ok(());
+    }
+    // Most severe first; the order inside one severity is the input order.
+    all.sort_by_key(|(_, f)| std::cmp::Reverse(f.severity));
+    writeln!(w, "## Findings")?;
     writeln!(w)?;
     writeln!(
         w,
-        "**Verdict:** {} tools/call in {} input(s); {failing} did not end in TOOL\\_SUCCESS; {findings} finding(s).",
-        calls.len(),
-        report.inputs.len()
+        "| severity | finding | input | where | ids | tool | detail |"
     )?;
-    writeln!(w)?;
-    if findings > 0 {
-        writeln!(w, "## Findings")?;
-        writeln!(w)?;
-        writeln!(w, "| severity | finding | input | ids | detail |")?;
-        writeln!(w, "|---|---|---|---|---|")?;
-        for ir in &report.inputs {
-            let mut fs: Vec<_> = ir.analysis.findings.iter().collect();
-            fs.sort_by_key(|f| std::cmp::Reverse(f.severity));
-            for f in fs {
-                let ids = f
-                    .ids
-                    .iter()
-                    .map(|i| i.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                let locs = f
-                    .locators
-                    .iter()
-                    .map(|l| l.to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                writeln!(
-                    w,
-                    "| {} | {} | {} ({}) | {} | {} |",
-                    f.severity,
-                    escape(f.kind.as_str()),
-                    escape(&ir.path),
-                    escape(&locs),
-                    code(&ids),
-                    escape(&f.detail)
-                )?;
-            }
-        }
-        writeln!(w)?;
+    writeln!(w, "|---|---|---|---|---|---|---|")?;
+    for (ir, f) in all {
+        let ids = f
+            .ids
+            .iter()
+            .map(|i| i.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let locs = f
+            .locators
+            .iter()
+            .map(|l| l.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let mut tools: Vec<&str> = ir
+            .analysis
+            .calls
+            .iter()
+            .filter(|c| f.calls.contains(&c.seq))
+            .filter_map(|c| c.tool.as_deref())
+            .collect();
+        tools.dedup();
+        writeln!(
+            w,
+            "| {} | {} | {} | {} | {} | {} | {} |",
+            f.severity,
+            escape(f.kind.as_str()),
+            code_cell(&ir.path),
+            escape(&locs),
+            code_cell(&ids),
+            escape(&tools.join(", ")),
+            escape(&f.detail)
+        )?;
     }
+    writeln!(w)?;
+    Ok(())
+}
+
+fn write_inputs(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "## Inputs")?;
     writeln!(w)?;
-    writeln!(w, "| input | format | status | exchanges | tools/call |")?;
-    writeln!(w, "|---|---|---|---|---|")?;
+    writeln!(
+        w,
+        "| input | format | status | exchanges | tools/call | outcomes |"
+    )?;
+    writeln!(w, "|---|---|---|---|---|---|")?;
     for ir in &report.inputs {
         let status = match ir.status {
             Status::Ok if ir.analysis.problems.is_empty() => "ok".to_owned(),
             Status::Ok => format!("ok, {} problem(s)", ir.analysis.problems.len()),
             Status::Error => format!("error: {}", ir.error.as_deref().unwrap_or("")),
         };
+        let mut by: Vec<String> = Vec::new();
+        for o in Outcome::ALL {
+            let n = ir
+                .analysis
+                .calls
+                .iter()
+                .filter(|c| c.verdict.outcome == *o)
+                .count();
+            if n > 0 {
+                by.push(format!("{n} {}", escape(o.as_str())));
+            }
+        }
         writeln!(
             w,
-            "| {} | {} | {} | {} | {} |",
-            escape(&ir.path),
+            "| {} | {} | {} | {} | {} | {} |",
+            code_cell(&ir.path),
             ir.format.as_str(),
             escape(&status),
             ir.analysis.exchanges,
-            ir.analysis.calls.len()
+            ir.analysis.calls.len(),
+            by.join(", ")
         )?;
     }
     writeln!(w)?;
-    let attention: Vec<_> = calls
-        .iter()
-        .filter(|(_, c)| opts.all || !c.verdict.outcome.is_success() || c.post_count > 1)
-        .collect();
-    if !attention.is_empty() {
-        writeln!(w, "## Calls")?;
-        for (ir, c) in attention {
-            let ev = &c.verdict.evidence;
-            writeln!(w)?;
-            writeln!(
-                w,
-                "### {} {} — {}",
-                escape(c.tool.as_deref().unwrap_or("?")),
-                code(&c.id.to_string()),
-                c.verdict.outcome
-            )?;
-            writeln!(w)?;
-            writeln!(
-                w,
-                "- **Where:** {} ({})",
-                escape(&ir.path),
-                escape(&c.locator.to_string())
-            )?;
-            writeln!(
-                w,
-                "- **Layer:** {} — {}",
-                c.verdict.layer,
-                escape(c.verdict.outcome.summary())
-            )?;
-            if !ev.http_statuses.is_empty() {
-                let s: Vec<_> = ev.http_statuses.iter().map(u16::to_string).collect();
-                writeln!(
-                    w,
-                    "- **HTTP:** {} {}",
-                    s.join(", "),
-                    ev.content_type.as_deref().map(code).unwrap_or_default()
-                )?;
-            }
-            if let Some(code_) = ev.jsonrpc_code {
-                writeln!(
-                    w,
-                    "- **JSON-RPC error:** {} {}",
-                    code_,
-                    escape(ev.error_message.as_deref().unwrap_or(""))
-                )?;
-            } else if let Some(m) = &ev.error_message {
-                writeln!(w, "- **Tool said:** {}", escape(m))?;
-            }
-            if ev.sse_events > 0 {
-                writeln!(
-                    w,
-                    "- **SSE:** {} event(s), ended {}",
-                    ev.sse_events,
-                    ev.end.as_str()
-                )?;
-            }
-            if c.post_count > 1 {
-                writeln!(
-                    w,
-                    "- **Attempt:** {} (retry origin: {})",
-                    c.post_count,
-                    c.retry_origin.as_str()
-                )?;
-            }
-            for n in &ev.notes {
-                writeln!(w, "- {}", escape(n))?;
-            }
-            if let Some(x) = &ev.excerpt {
-                writeln!(w, "- **Evidence:** {}", code(x))?;
-            }
-            if c.verdict.outcome != Outcome::ToolSuccess {
-                writeln!(w, "- **Retry:** {}", escape(retry_advice(c)))?;
-            }
-        }
+    for (path, why) in &report.skipped {
+        writeln!(w, "Skipped {}: {}", code(path), escape(why))?;
         writeln!(w)?;
     }
     Ok(())
 }
 
-/// The seed's retry advice, applied to what the capture shows.
-fn retry_advice(c: &crate::correlate::Call) -> &'static str {
-    match c.verdict.outcome {
-        Outcome::HttpError => match c.verdict.evidence.http_statuses.last() {
-            Some(429) => "refused before it ran; retry after the Retry-After delay",
-            Some(503) => "likely refused before it ran, but without an idempotency key do not replay a write just because of a 503",
-            Some(500 | 502 | 504) => "the tool may have run; replay only if it is read-only or idempotent",
-            _ => "fix the transport problem first; the request was not processed as a tool call",
-        },
-        Outcome::NoResponse | Outcome::StreamIncomplete => {
-            "the tool may have run; replay only if it is read-only or idempotent"
+/// The call's wire story as table rows: (time, what).
+fn timeline_rows(c: &Call) -> Vec<(String, String)> {
+    let mut rows = Vec::new();
+    let tool = c.tool.as_deref().unwrap_or("?");
+    match &c.timeline {
+        Some(t) => {
+            rows.push((
+                time(t.request_ts),
+                format!(
+                    "→ {} carrying tools/call id {} ({})",
+                    code_cell(&t.request_line),
+                    code_cell(&c.id.to_string()),
+                    escape(tool)
+                ),
+            ));
+            match t.status {
+                None => rows.push((
+                    time(t.end_ts),
+                    match &t.recorder_note {
+                        Some(n) => format!(
+                            "no HTTP response recorded; the recorder says: {}",
+                            escape(n)
+                        ),
+                        None => "no HTTP response recorded".to_owned(),
+                    },
+                )),
+                Some(s) => {
+                    rows.push((
+                        time(t.response_ts),
+                        format!(
+                            "← HTTP {s}, Content-Type {}",
+                            t.content_type
+                                .as_deref()
+                                .map(code_cell)
+                                .unwrap_or_else(|| "(none)".to_owned())
+                        ),
+                    ));
+                    for (i, e) in t.events.iter().enumerate() {
+                        rows.push((
+                            time(e.ts),
+                            format!(
+                                "SSE event {} {}{}: {}",
+                                i + 1,
+                                code_cell(&e.event),
+                                e.id.as_deref()
+                                    .map(|id| format!(" id {}", code_cell(id)))
+                                    .unwrap_or_default(),
+                                escape(&e.what)
+                            ),
+                        ));
+                    }
+                    if t.events_total > t.events.len() {
+                        rows.push((
+                            "—".to_owned(),
+                            format!("… {} more SSE events", t.events_total - t.events.len()),
+                        ));
+                    }
+                    rows.push((
+                        time(t.end_ts),
+                        format!("response ended: {}", t.end.as_str()),
+                    ));
+                }
+            }
         }
-        Outcome::JsonrpcError | Outcome::InvalidEnvelope | Outcome::MalformedJson | Outcome::InvalidToolResult => {
-            "a protocol failure: retrying the same request will most likely fail the same way"
+        None => {
+            rows.push((
+                time(c.started_at),
+                format!(
+                    "→ tools/call id {} ({}) on {}",
+                    code_cell(&c.id.to_string()),
+                    escape(tool),
+                    escape(&c.scope)
+                ),
+            ));
+            let ev = &c.verdict.evidence;
+            let end = if c.verdict.outcome.is_non_terminal() {
+                format!("no response for this id (ended: {})", ev.end.as_str())
+            } else {
+                "← response with this id".to_owned()
+            };
+            rows.push((time(c.ended_at), end));
         }
-        Outcome::ToolError => "the tool ran and failed; show the error to the model rather than replaying blindly",
-        Outcome::InputRequired => "send the MRTR follow-up with inputResponses and the same requestState, under a new id",
-        Outcome::ToolSuccess => "",
+    }
+    rows
+}
+
+fn write_call(
+    ir: &InputReport,
+    c: &Call,
+    findings: &[&Finding],
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    let ev = &c.verdict.evidence;
+    let o = c.verdict.outcome;
+    writeln!(
+        w,
+        "### {} — {} id {}",
+        escape(o.as_str()),
+        escape(c.tool.as_deref().unwrap_or("?")),
+        code(&c.id.to_string())
+    )?;
+    writeln!(w)?;
+    let label = if o.is_success() {
+        "Outcome"
+    } else {
+        "What failed"
+    };
+    writeln!(
+        w,
+        "- **{label}:** the {} layer: {}.",
+        c.verdict.layer,
+        escape(o.summary())
+    )?;
+    writeln!(w, "- **Where:** {}", where_(ir, &c.locator))?;
+    let mut context = vec![format!("scope {}", code(&c.scope))];
+    if let Some(v) = &c.protocol_version {
+        context.push(format!("protocol {}", code(v)));
+    }
+    if let Some(v) = &c.client {
+        context.push(format!("client {}", code(v)));
+    }
+    if let Some(v) = &c.server {
+        context.push(format!("server {}", code(v)));
+    }
+    writeln!(w, "- **Context:** {}", context.join(", "))?;
+    if o != Outcome::ToolSuccess || c.post_count > 1 {
+        writeln!(w, "- **Retry:** {}", escape(&advice::retry(c)))?;
+    }
+    if !findings.is_empty() {
+        let fs: Vec<String> = findings
+            .iter()
+            .map(|f| format!("{} ({})", escape(f.kind.as_str()), f.severity))
+            .collect();
+        writeln!(w, "- **Findings:** {}", fs.join(", "))?;
+    }
+    writeln!(
+        w,
+        "- **Explain:** run {}",
+        code(&format!("mcpsift explain {o}"))
+    )?;
+    writeln!(w)?;
+    writeln!(w, "| time | what |")?;
+    writeln!(w, "|---|---|")?;
+    for (t, what) in timeline_rows(c) {
+        writeln!(w, "| {} | {} |", escape(&t), what)?;
+    }
+    writeln!(w)?;
+    let mut facts: Vec<String> = vec![format!("JSON-RPC id {}", code(&c.id.to_string()))];
+    if !ev.http_statuses.is_empty() {
+        let s: Vec<String> = ev.http_statuses.iter().map(u16::to_string).collect();
+        facts.push(format!("HTTP {}", s.join(", ")));
+    }
+    if let Some(code_) = ev.jsonrpc_code {
+        facts.push(format!("error code {code_}"));
+    }
+    if let Some(rt) = &ev.result_type {
+        facts.push(format!("resultType {}", code(rt)));
+    }
+    if let Some(b) = ev.is_error {
+        facts.push(format!("isError {b}"));
+    }
+    if ev.sse_events > 0 {
+        facts.push(plural(ev.sse_events, "SSE event", "SSE events"));
+    }
+    facts.push(format!("ended {}", ev.end.as_str()));
+    if c.post_count > 1 {
+        facts.push(format!(
+            "attempt {} (retry origin {})",
+            c.post_count,
+            c.retry_origin.as_str()
+        ));
+    }
+    if c.cancelled {
+        facts.push("cancelled by the client".to_owned());
+    }
+    writeln!(w, "**Evidence:** {}.", facts.join(", "))?;
+    writeln!(w)?;
+    if let Some(m) = &ev.error_message {
+        let label = if ev.jsonrpc_code.is_some() {
+            "Error message"
+        } else {
+            "Tool said"
+        };
+        writeln!(w, "- **{label}:** {}", escape(m))?;
+    }
+    for n in &ev.notes {
+        writeln!(w, "- {}", escape(n))?;
+    }
+    if ev.error_message.is_some() || !ev.notes.is_empty() {
+        writeln!(w)?;
+    }
+    if let Some(x) = &ev.excerpt {
+        let lang = if serde_json::from_str::<serde_json::Value>(x).is_ok() {
+            "json"
+        } else {
+            "text"
+        };
+        writeln!(w, "{}", fenced(x, lang))?;
+        writeln!(w)?;
+    }
+    Ok(())
+}
+
+pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Result<()> {
+    writeln!(w, "# mcpsift report")?;
+    writeln!(w)?;
+    writeln!(w, "**Verdict:** {}", verdict_line(report))?;
+    writeln!(w)?;
+    if !report.filters.is_empty() {
+        writeln!(w, "Filtered: {}.", escape(&report.filters))?;
+        writeln!(w)?;
+    }
+    if report.baseline_accepted > 0 {
+        writeln!(
+            w,
+            "{} accepted by the baseline and not shown.",
+            plural(report.baseline_accepted, "finding", "findings")
+        )?;
+        writeln!(w)?;
+    }
+    write_findings(report, w)?;
+    write_inputs(report, w)?;
+    let attention: Vec<(&InputReport, &Call)> = report
+        .inputs
+        .iter()
+        .flat_map(|i| i.analysis.calls.iter().map(move |c| (i, c)))
+        .filter(|(_, c)| needs_attention(c))
+        .collect();
+    if !attention.is_empty() {
+        writeln!(w, "## Calls that need attention")?;
+        writeln!(w)?;
+        for (ir, c) in attention {
+            let fs: Vec<&Finding> = ir
+                .analysis
+                .findings
+                .iter()
+                .filter(|f| f.calls.contains(&c.seq))
+                .collect();
+            write_call(ir, c, &fs, w)?;
+        }
+    }
+    if opts.all {
+        let ok: Vec<(&InputReport, &Call)> = report
+            .inputs
+            .iter()
+            .flat_map(|i| i.analysis.calls.iter().map(move |c| (i, c)))
+            .filter(|(_, c)| !needs_attention(c))
+            .collect();
+        if !ok.is_empty() {
+            writeln!(w, "## Successful calls")?;
+            writeln!(w)?;
+            writeln!(w, "| input | where | tool | id | HTTP | started |")?;
+            writeln!(w, "|---|---|---|---|---|---|")?;
+            for (ir, c) in ok {
+                let s: Vec<String> = c
+                    .verdict
+                    .evidence
+                    .http_statuses
+                    .iter()
+                    .map(u16::to_string)
+                    .collect();
+                writeln!(
+                    w,
+                    "| {} | {} | {} | {} | {} | {} |",
+                    code_cell(&ir.path),
+                    escape(&c.locator.to_string()),
+                    escape(c.tool.as_deref().unwrap_or("?")),
+                    code_cell(&c.id.to_string()),
+                    if s.is_empty() {
+                        "—".to_owned()
+                    } else {
+                        s.join(", ")
+                    },
+                    escape(&time(c.started_at))
+                )?;
+            }
+            writeln!(w)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_neutralises_markup() {
+        assert_eq!(escape("a|b"), "a\\|b");
+        assert_eq!(escape("*x* _y_ `z`"), "\\*x\\* \\_y\\_ \\`z\\`");
+        assert_eq!(escape("<script>"), "\\<script\\>");
+        assert_eq!(escape("[l](http://x)"), "\\[l\\](http://x)");
+        assert_eq!(
+            escape("$x$ ~~s~~ @team &amp;"),
+            "\\$x\\$ \\~\\~s\\~\\~ \\@team \\&amp;"
+        );
+        assert_eq!(escape("# h"), "\\# h");
+        assert_eq!(escape("- item"), "\\- item");
+        assert_eq!(escape("1. one"), "1\\. one");
+        assert_eq!(escape("a\nb\r\tc"), "a b  c");
+        assert_eq!(escape("mid-word # and 1. stay"), "mid-word # and 1. stay");
+        assert_eq!(escape("\\"), "\\\\");
+        assert_eq!(escape("bell\u{7}"), "bell\u{fffd}");
+    }
+
+    #[test]
+    fn code_spans_outgrow_backticks() {
+        assert_eq!(code("a"), "` a `");
+        assert_eq!(code("a`b"), "`` a`b ``");
+        assert_eq!(code("``x"), "``` ``x ```");
+        assert_eq!(code("a\nb"), "` a b `");
+        assert_eq!(code_cell("a|b"), "` a\\|b `");
+    }
+
+    #[test]
+    fn fences_outgrow_backticks() {
+        assert_eq!(fenced("x", "json"), "```json\nx\n```");
+        assert_eq!(fenced("```", ""), "````\n```\n````");
     }
 }

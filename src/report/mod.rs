@@ -1,9 +1,21 @@
 //! Report stage: presentation only, never recomputes a verdict. One emitter per
-//! output format (hyperfine's exporters, ruff's emitters).
+//! output format (hyperfine's exporters, ruff's emitters), plus the passes every
+//! format shares and that run before any emitter: filters, the baseline, and
+//! redaction (in that order; `main.rs` wires them).
 
+pub mod advice;
+pub mod baseline;
+pub mod filter;
+pub mod gate;
 pub mod jsonl;
-mod markdown;
+pub mod markdown;
+pub mod redact;
 mod table;
+
+pub use baseline::{Baseline, BaselineError};
+pub use filter::Filter;
+pub use gate::Condition;
+pub use redact::Redactor;
 
 use crate::batch::Report;
 use std::io::{self, Write};

@@ -177,6 +177,20 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
             place(path, &crate::model::Locator::Input)
         )?;
     }
+    if !report.filters.is_empty() {
+        writeln!(w, "filtered: {}", report.filters)?;
+    }
+    if report.baseline_accepted > 0 {
+        writeln!(
+            w,
+            "{} accepted by the baseline and not shown",
+            if report.baseline_accepted == 1 {
+                "1 finding".to_owned()
+            } else {
+                format!("{} findings", report.baseline_accepted)
+            }
+        )?;
+    }
     let calls: usize = report.inputs.iter().map(|i| i.analysis.calls.len()).sum();
     let failing = report
         .inputs

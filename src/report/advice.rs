@@ -1,0 +1,149 @@
+//! Retry advice for one call, from what the capture shows: whether the first
+//! attempt may have executed (by layer and status) and whether the tool is safe to
+//! repeat (its `tools/list` annotations, an untrusted hint, `mcp-wire.md` §5.5).
+//! The policy is the seed article's: recovery follows the failed layer, whether a
+//! final result exists and whether replay is safe, never the status number alone.
+
+use crate::correlate::{Annotations, Call, RetryOrigin};
+use crate::model::Outcome;
+
+/// Whether the tool behind a call may have run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Executed {
+    /// It ran (a result came back).
+    Yes,
+    /// Unknown: the answer was lost after the request was delivered.
+    Maybe,
+    /// Refused before it ran, as far as the status says.
+    Unlikely,
+    /// Rejected at the protocol layer; the tool most likely did not run.
+    Rejected,
+    /// Not finished: it waits for input.
+    Pending,
+}
+
+/// The annotations in words, and whether they make a repeat safe.
+fn safety(a: Option<Annotations>) -> (bool, String) {
+    match a {
+        None => (
+            false,
+            "no tools/list in this input annotates the tool, and MCP's defaults make it non-idempotent and destructive".to_owned(),
+        ),
+        Some(a) if a.read_only == Some(true) => (true, "the tool is annotated read-only".to_owned()),
+        Some(a) if a.idempotent == Some(true) => (true, "the tool is annotated idempotent".to_owned()),
+        Some(a) if a.destructive() => (
+            false,
+            "the tool is not annotated read-only or idempotent, and is destructive (annotated or by default)".to_owned(),
+        ),
+        Some(_) => (
+            false,
+            "the tool is not annotated read-only or idempotent".to_owned(),
+        ),
+    }
+}
+
+/// Whether the call's tool may have run.
+pub fn executed(c: &Call) -> Executed {
+    let status = c.verdict.evidence.http_statuses.last().copied();
+    match c.verdict.outcome {
+        Outcome::ToolSuccess | Outcome::ToolError => Executed::Yes,
+        Outcome::InputRequired => Executed::Pending,
+        Outcome::JsonrpcError => match c.verdict.evidence.jsonrpc_code {
+            // Internal and implementation-defined errors can come after partial work.
+            Some(-32603) | Some(-32099..=-32000) => Executed::Maybe,
+            _ => Executed::Rejected,
+        },
+        // The server answered, so the request was processed; the client cannot read
+        // whether the tool succeeded.
+        Outcome::MalformedJson | Outcome::InvalidEnvelope | Outcome::InvalidToolResult => {
+            Executed::Yes
+        }
+        Outcome::HttpError => match status {
+            Some(500 | 502 | 504) | None => Executed::Maybe,
+            Some(s) if s >= 500 && s != 503 => Executed::Maybe,
+            Some(s) if (200..300).contains(&s) => Executed::Maybe,
+            Some(_) => Executed::Unlikely,
+        },
+        Outcome::StreamIncomplete | Outcome::NoResponse => Executed::Maybe,
+    }
+}
+
+/// The advice for a call that did not succeed, in one or two sentences.
+pub fn retry(c: &Call) -> String {
+    let (safe, why) = safety(c.annotations);
+    let ev = &c.verdict.evidence;
+    let status = ev.http_statuses.last().copied();
+    let mut s = match (c.verdict.outcome, executed(c)) {
+        (Outcome::ToolSuccess, _) => "Nothing to retry: the call succeeded.".to_owned(),
+        (Outcome::InputRequired, _) => "Not a retry: answer the inputRequests and send the MRTR follow-up with inputResponses and the exact requestState, under a new id (mcp-wire §5.3).".to_owned(),
+        (Outcome::ToolError, _) => format!(
+            "The tool ran and reported a failure: show the error to the model instead of replaying it; {}.",
+            if safe {
+                format!("{why}, so a corrected call is harmless")
+            } else {
+                format!("{why}, so a replay repeats whatever it did before failing")
+            }
+        ),
+        (Outcome::HttpError, Executed::Unlikely) => match status {
+            Some(429) => match c.retry_after_ms {
+                Some(ms) => format!("Refused before it ran (429): retry after the server's Retry-After ({} s), with backoff.", ms / 1000),
+                None => "Refused before it ran (429): retry with exponential backoff and jitter.".to_owned(),
+            },
+            Some(503) => format!(
+                "HTTP 503 most likely refused the request before it ran, but that is not proof{}: {}.",
+                c.retry_after_ms.map(|ms| format!(" (Retry-After {} s)", ms / 1000)).unwrap_or_default(),
+                if safe {
+                    format!("{why}, so retry with backoff")
+                } else {
+                    format!("{why}; without an idempotency key or server-side de-duplication, do not replay it just because of a 503")
+                }
+            ),
+            Some(401) => "Not authorized: refresh or re-run the authorization flow, then retry (a few times at most; mcp-wire §6).".to_owned(),
+            Some(403) => "Forbidden: if the server asked for a wider scope (insufficient_scope), step up and retry; otherwise fix the permission or Origin first.".to_owned(),
+            Some(404) => "HTTP 404: before 2026 this means the session expired, so re-initialize and send the call in the new session (mcp-wire §6).".to_owned(),
+            Some(s) => format!("HTTP {s} refused the request before it ran: fix the request (headers, Accept, Content-Type, session) before retrying."),
+            None => "Fix the transport problem before retrying.".to_owned(),
+        },
+        (_, Executed::Rejected) => match ev.jsonrpc_code {
+            Some(-32020) => "HeaderMismatch: refresh tools/list, then retry with headers that match the body (mcp-wire §6).".to_owned(),
+            Some(-32022) => "UnsupportedProtocolVersion: retry with a version from error.data.supported (mcp-wire §6).".to_owned(),
+            Some(-32042) => "URL elicitation required: complete the elicitation, then retry with a new id (mcp-wire §6).".to_owned(),
+            _ => "Rejected at the protocol layer, so the tool most likely did not run; the same request will fail the same way: fix it first.".to_owned(),
+        },
+        (_, Executed::Yes) => format!(
+            "The server answered, so the tool probably ran, but its result cannot be read: fix the server or proxy; {}.",
+            if safe {
+                format!("{why}, so a retry is harmless")
+            } else {
+                format!("{why}, so do not replay it to get a readable result")
+            }
+        ),
+        (_, _) => {
+            let first = match c.verdict.outcome {
+                Outcome::NoResponse if c.cancelled => "The client cancelled the call; the tool may still have run".to_owned(),
+                Outcome::NoResponse => "No response was recorded, so the tool may have run".to_owned(),
+                Outcome::StreamIncomplete => "The stream ended before the final response, so the tool may have run".to_owned(),
+                Outcome::JsonrpcError => format!("Error {} can come after partial work, so the tool may have run", ev.jsonrpc_code.unwrap_or_default()),
+                _ => format!("HTTP {} came after the request was delivered, so the tool may have run", status.map(|s| s.to_string()).unwrap_or_else(|| "failure".to_owned())),
+            };
+            if safe {
+                format!("{first}; {why}, so a retry is safe: at most two, with exponential backoff and jitter.")
+            } else {
+                format!("{first}; {why}: do not replay it automatically. Check whether its side effect happened first, or send it with an idempotency key.")
+            }
+        }
+    };
+    if c.post_count > 1 {
+        let origin = match c.retry_origin {
+            RetryOrigin::None => "",
+            RetryOrigin::Mrtr => " (an MRTR follow-up)",
+            RetryOrigin::Resumption => " (completed by a resumption)",
+            RetryOrigin::AfterRefusal => " (after a refusal)",
+            RetryOrigin::Protocol => " (a re-send the protocol asks for)",
+            RetryOrigin::AfterFailure => " (after an attempt that may have run)",
+            RetryOrigin::Unexplained => " (nothing explains it)",
+        };
+        s.push_str(&format!(" This call was attempt {}{origin}.", c.post_count));
+    }
+    s
+}

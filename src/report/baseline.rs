@@ -1,0 +1,172 @@
+//! Baselines: a file of known findings (`--write-baseline`) that a later run accepts
+//! (`--baseline`), so a CI gate fails on new findings only.
+//!
+//! A finding's key is its kind, the input path (as given, without a leading `./`),
+//! the JSON-RPC ids as on the wire, and the tools of the calls it names. Line
+//! numbers, timestamps and detail wording are left out on purpose: they move when a
+//! capture is re-recorded or mcpsift rewords a detail. Keys are counted, so two
+//! identical findings need two baseline entries.
+
+use crate::batch::Report;
+use crate::correlate::{Call, Finding};
+use serde_json::{json, Value};
+use std::collections::{BTreeSet, HashMap};
+
+/// Marks a file as an mcpsift baseline, with its version.
+const SCHEMA_FIELD: &str = "mcpsift_baseline";
+
+#[derive(Debug, thiserror::Error)]
+pub enum BaselineError {
+    #[error("cannot read baseline {path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not an mcpsift baseline: {why}")]
+    Format { path: String, why: String },
+}
+
+/// Known findings, by key, with how many of each are accepted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Baseline {
+    counts: HashMap<String, usize>,
+}
+
+fn normalise_path(p: &str) -> String {
+    let p = p.replace('\\', "/");
+    let mut s = p.as_str();
+    while let Some(rest) = s.strip_prefix("./") {
+        s = rest;
+    }
+    s.to_owned()
+}
+
+fn tools_of(f: &Finding, calls: &[Call]) -> String {
+    let tools: BTreeSet<&str> = calls
+        .iter()
+        .filter(|c| f.calls.contains(&c.seq))
+        .map(|c| c.tool.as_deref().unwrap_or("?"))
+        .collect();
+    if tools.is_empty() {
+        "-".to_owned()
+    } else {
+        tools.into_iter().collect::<Vec<_>>().join(",")
+    }
+}
+
+/// The stable key of a finding of `input`.
+pub fn key(input: &str, f: &Finding, calls: &[Call]) -> String {
+    let ids: Vec<String> = f.ids.iter().map(|i| i.raw().to_owned()).collect();
+    format!(
+        "{} {} ids={} tool={}",
+        f.kind,
+        normalise_path(input),
+        ids.join(","),
+        tools_of(f, calls)
+    )
+}
+
+impl Baseline {
+    /// Every finding of `report`, as a baseline document.
+    pub fn document(report: &Report, redactor: &super::redact::Redactor) -> Value {
+        let mut entries = Vec::new();
+        for ir in &report.inputs {
+            for f in &ir.analysis.findings {
+                entries.push(json!({
+                    "key": key(&ir.path, f, &ir.analysis.calls),
+                    "kind": f.kind,
+                    "severity": f.severity,
+                    "input": normalise_path(&ir.path),
+                    "ids": f.ids.iter().map(|i| i.to_value()).collect::<Vec<_>>(),
+                    "tool": tools_of(f, &ir.analysis.calls),
+                    "detail": redactor.text(&f.detail),
+                }));
+            }
+        }
+        json!({ SCHEMA_FIELD: 1, "findings": entries })
+    }
+
+    /// Reads a baseline from its JSON text; `path` names it in errors.
+    pub fn parse(path: &str, text: &str) -> Result<Baseline, BaselineError> {
+        let bad = |why: String| BaselineError::Format {
+            path: path.to_owned(),
+            why,
+        };
+        let doc: Value = serde_json::from_str(text).map_err(|e| bad(e.to_string()))?;
+        if doc.get(SCHEMA_FIELD).and_then(Value::as_u64) != Some(1) {
+            return Err(bad(format!("no \"{SCHEMA_FIELD}\": 1 member")));
+        }
+        let entries = doc
+            .get("findings")
+            .and_then(Value::as_array)
+            .ok_or_else(|| bad("no \"findings\" array".to_owned()))?;
+        let mut counts = HashMap::new();
+        for (i, e) in entries.iter().enumerate() {
+            let k = e
+                .get("key")
+                .and_then(Value::as_str)
+                .ok_or_else(|| bad(format!("finding {i} has no \"key\" string")))?;
+            *counts.entry(k.to_owned()).or_insert(0) += 1;
+        }
+        Ok(Baseline { counts })
+    }
+
+    /// Reads a baseline file.
+    pub fn load(path: &std::path::Path) -> Result<Baseline, BaselineError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|source| BaselineError::Io {
+            path: name.clone(),
+            source,
+        })?;
+        Baseline::parse(&name, &text)
+    }
+
+    /// Removes the findings this baseline accepts; returns how many.
+    pub fn apply(&self, report: &mut Report) -> usize {
+        let mut left = self.counts.clone();
+        let mut accepted = 0;
+        for ir in &mut report.inputs {
+            let a = &mut ir.analysis;
+            let calls = &a.calls;
+            let path = &ir.path;
+            a.findings
+                .retain(|f| match left.get_mut(&key(path, f, calls)) {
+                    Some(n) if *n > 0 => {
+                        *n -= 1;
+                        accepted += 1;
+                        false
+                    }
+                    _ => true,
+                });
+        }
+        accepted
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_normalised() {
+        assert_eq!(normalise_path("./././a/b.jsonl"), "a/b.jsonl");
+        assert_eq!(normalise_path("a\\b.jsonl"), "a/b.jsonl");
+    }
+
+    #[test]
+    fn bad_files_are_named() {
+        let e = Baseline::parse("b.json", "[]").unwrap_err();
+        assert!(e
+            .to_string()
+            .starts_with("b.json is not an mcpsift baseline"));
+        let e = Baseline::parse("b.json", r#"{"mcpsift_baseline":1,"findings":[{}]}"#).unwrap_err();
+        assert!(e.to_string().contains("finding 0 has no \"key\""), "{e}");
+        let ok = Baseline::parse(
+            "b.json",
+            r#"{"mcpsift_baseline":1,"findings":[{"key":"A"},{"key":"A"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(ok.counts["A"], 2);
+    }
+}

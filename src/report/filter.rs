@@ -1,0 +1,143 @@
+//! Filters (`--tool`, `--outcome`, `--finding`, `--scope`): they narrow a report
+//! before any emitter sees it, so every format, the baseline and `--fail-on` agree
+//! on what was selected.
+//!
+//! - A call is kept when it matches every call filter given (tool, outcome, scope;
+//!   several values of one filter are alternatives).
+//! - A finding is kept when it matches `--finding` and `--scope`, and, with `--tool`,
+//!   concerns a call of that tool.
+//! - With `--outcome` alone, findings are narrowed to those about the kept calls;
+//!   with `--finding` alone, calls are narrowed to those the kept findings name.
+
+use crate::batch::Report;
+use crate::correlate::{Call, Finding};
+use crate::model::{FindingKind, Outcome};
+use std::collections::HashSet;
+
+/// What to keep. Empty vectors select everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Filter {
+    pub tools: Vec<String>,
+    pub outcomes: Vec<Outcome>,
+    pub findings: Vec<FindingKind>,
+    /// A whole scope (`session:1a2b3c4d`, `stdio:1`, `http:host:port`) or a scope
+    /// kind (`session`, `http`, `stdio`).
+    pub scopes: Vec<String>,
+}
+
+impl Filter {
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+            && self.outcomes.is_empty()
+            && self.findings.is_empty()
+            && self.scopes.is_empty()
+    }
+
+    /// The filters in words, for report headers: `tool=charge_card, outcome=HTTP_ERROR`.
+    pub fn describe(&self) -> String {
+        let mut parts = Vec::new();
+        parts.extend(self.tools.iter().map(|t| format!("tool={t}")));
+        parts.extend(self.outcomes.iter().map(|o| format!("outcome={o}")));
+        parts.extend(self.findings.iter().map(|k| format!("finding={k}")));
+        parts.extend(self.scopes.iter().map(|s| format!("scope={s}")));
+        parts.join(", ")
+    }
+
+    fn scope_ok(&self, scope: &str) -> bool {
+        self.scopes.is_empty()
+            || self.scopes.iter().any(|s| {
+                scope == s || (!s.contains(':') && scope.split(':').next() == Some(s.as_str()))
+            })
+    }
+
+    fn tool_ok(&self, tool: Option<&str>) -> bool {
+        self.tools.is_empty() || tool.is_some_and(|t| self.tools.iter().any(|f| f == t))
+    }
+
+    fn call_ok(&self, c: &Call) -> bool {
+        self.tool_ok(c.tool.as_deref())
+            && (self.outcomes.is_empty() || self.outcomes.contains(&c.verdict.outcome))
+            && self.scope_ok(&c.scope)
+    }
+
+    fn finding_ok(&self, f: &Finding, calls: &[Call]) -> bool {
+        (self.findings.is_empty() || self.findings.contains(&f.kind))
+            && self.scope_ok(&f.scope)
+            && (self.tools.is_empty()
+                || calls
+                    .iter()
+                    .any(|c| f.calls.contains(&c.seq) && self.tool_ok(c.tool.as_deref())))
+    }
+}
+
+/// Narrows `report` to what `filter` selects.
+pub fn apply(report: &mut Report, filter: &Filter) {
+    if filter.is_empty() {
+        return;
+    }
+    report.filters = filter.describe();
+    for ir in &mut report.inputs {
+        let a = &mut ir.analysis;
+        let findings: Vec<Finding> = a
+            .findings
+            .iter()
+            .filter(|f| filter.finding_ok(f, &a.calls))
+            .cloned()
+            .collect();
+        let mut kept: HashSet<usize> = a
+            .calls
+            .iter()
+            .filter(|c| filter.call_ok(c))
+            .map(|c| c.seq)
+            .collect();
+        let findings = if !filter.outcomes.is_empty() && filter.findings.is_empty() {
+            findings
+                .into_iter()
+                .filter(|f| f.calls.iter().any(|s| kept.contains(s)))
+                .collect()
+        } else {
+            findings
+        };
+        if !filter.findings.is_empty() && filter.outcomes.is_empty() {
+            let named: HashSet<usize> = findings.iter().flat_map(|f| f.calls.clone()).collect();
+            kept.retain(|s| named.contains(s));
+        }
+        a.calls.retain(|c| kept.contains(&c.seq));
+        a.findings = findings;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scope_kinds_and_whole_scopes() {
+        let f = Filter {
+            scopes: vec!["stdio".into()],
+            ..Filter::default()
+        };
+        assert!(f.scope_ok("stdio:2"));
+        assert!(!f.scope_ok("session:abcd"));
+        let f = Filter {
+            scopes: vec!["session:abcd".into()],
+            ..Filter::default()
+        };
+        assert!(f.scope_ok("session:abcd"));
+        assert!(!f.scope_ok("session:abce"));
+    }
+
+    #[test]
+    fn describe_lists_every_filter() {
+        let f = Filter {
+            tools: vec!["t".into()],
+            outcomes: vec![Outcome::HttpError],
+            findings: vec![FindingKind::NonTerminal],
+            scopes: vec!["stdio".into()],
+        };
+        assert_eq!(
+            f.describe(),
+            "tool=t, outcome=HTTP_ERROR, finding=NON_TERMINAL, scope=stdio"
+        );
+    }
+}
