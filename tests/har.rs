@@ -394,6 +394,27 @@ fn mitmproxy_lab_captures_match_their_expected_verdicts() {
             })
             .collect();
         assert_eq!(got, want, "{name}");
+        // The same traffic as the lab's JSONL exchange log gives the same verdicts.
+        let jsonl_path = dir.path().join("exchanges.jsonl");
+        if jsonl_path.exists() {
+            let (_, j) = analyse_reader(
+                std::fs::File::open(&jsonl_path).unwrap(),
+                &Config::default(),
+            )
+            .unwrap();
+            let from_jsonl: Vec<(String, String, String)> = j
+                .calls
+                .iter()
+                .map(|c| {
+                    (
+                        c.tool.clone().unwrap_or_default(),
+                        c.id.raw().to_owned(),
+                        c.verdict.outcome.as_str().to_owned(),
+                    )
+                })
+                .collect();
+            assert_eq!(got, from_jsonl, "{name}: HAR and JSONL disagree");
+        }
         let mut kinds: Vec<String> = a
             .findings
             .iter()
