@@ -435,3 +435,55 @@ fn mitmproxy_lab_captures_match_their_expected_verdicts() {
     }
     assert!(checked >= 10, "only {checked} lab captures found");
 }
+
+#[test]
+fn gzipped_har_file_and_content_type_from_mime_type() {
+    let sse = format!("data: {}\n\n", ok_result(1));
+    let mut resp = sse_response(&sse);
+    // The headers lost their Content-Type; content.mimeType still says SSE.
+    resp["headers"] = json!([]);
+    let doc = har(vec![entry(1, T0, resp)]);
+    let (format, a) = analyse_reader(&gzip(doc.as_bytes())[..], &Config::default()).unwrap();
+    assert_eq!(format, Format::Har);
+    assert_eq!(outcomes(&a), ["TOOL_SUCCESS"]);
+    assert_eq!(
+        a.calls[0].verdict.evidence.content_type.as_deref(),
+        Some("text/event-stream")
+    );
+    assert_eq!(a.calls[0].verdict.evidence.sse_events, 1);
+}
+
+#[test]
+fn zlib_deflate_and_brotli_bodies() {
+    use std::io::Write;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    z.write_all(ok_result(1).as_bytes()).unwrap();
+    let z = z.finish().unwrap();
+    let mut deflated = json_response(200, "");
+    deflated["headers"] = json!([{"name":"Content-Type","value":"application/json"},{"name":"Content-Encoding","value":"deflate"}]);
+    deflated["content"] = json!({"size": z.len(), "mimeType": "application/json", "encoding": "base64", "text": b64(&z)});
+    let mut brotli = deflated.clone();
+    brotli["headers"][1]["value"] = json!("br");
+    brotli["content"]["text"] = json!(b64(&[0x8b, 0xff, 0x00, 0x10, 0x81]));
+    brotli["content"]["size"] = json!(5);
+    let a = analyse(&har(vec![
+        entry(1, T0, deflated),
+        entry(2, "2026-12-02T10:00:01Z", brotli),
+    ]));
+    assert_eq!(outcomes(&a), ["TOOL_SUCCESS", "MALFORMED_JSON"]);
+    assert_eq!(a.problems.len(), 1, "{:?}", a.problems);
+    assert!(a.problems[0].message.contains("brotli"));
+    assert_eq!(a.problems[0].locator, Locator::Entry { entry: 1 });
+}
+
+#[test]
+fn base64_request_body_and_numbers_as_strings() {
+    let mut e = entry(1, T0, json_response(200, &ok_result(1)));
+    e["request"]["postData"] = json!({"mimeType": "application/json", "encoding": "base64", "text": b64(call_body(1).as_bytes())});
+    e["response"]["status"] = json!("200");
+    e["time"] = json!("20");
+    let a = analyse(&har(vec![e]));
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert_eq!(outcomes(&a), ["TOOL_SUCCESS"]);
+    assert_eq!(a.calls[0].verdict.evidence.http_statuses, [200]);
+}
