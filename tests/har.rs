@@ -487,3 +487,36 @@ fn base64_request_body_and_numbers_as_strings() {
     assert_eq!(outcomes(&a), ["TOOL_SUCCESS"]);
     assert_eq!(a.calls[0].verdict.evidence.http_statuses, [200]);
 }
+
+/// Every prefix of a HAR (a file cut anywhere) is read without a panic: either an error
+/// naming what is wrong, or the entries before the cut plus a problem naming the entry.
+#[test]
+fn every_prefix_of_a_har_is_handled() {
+    let sse = format!("event: message\ndata: {}\n\n", ok_result(2));
+    let doc = format!(
+        "{{\n  \"log\": {}\n}}\n",
+        serde_json::to_string_pretty(&json!({
+            "version": "1.2",
+            "creator": {"name": "test", "version": "1"},
+            "entries": [
+                entry(1, T0, json_response(200, &ok_result(1))),
+                entry(2, "2026-12-02T10:00:01Z", sse_response(&sse)),
+            ]
+        }))
+        .unwrap()
+    );
+    for cut in 1..doc.len() {
+        let Some(prefix) = doc.get(..cut) else {
+            continue;
+        };
+        match analyse_reader(prefix.as_bytes(), &Config::default()) {
+            Ok((_, a)) => {
+                assert!(a.calls.len() <= 2, "cut {cut}");
+                if a.calls.len() < 2 {
+                    assert!(!a.problems.is_empty(), "cut {cut}: calls lost silently");
+                }
+            }
+            Err(e) => assert!(!e.to_string().is_empty()),
+        }
+    }
+}
