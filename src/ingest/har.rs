@@ -21,7 +21,7 @@ use crate::model::{
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -243,7 +243,7 @@ impl State<'_> {
             if self.synthesized.is_none() {
                 self.synthesized = Some((index, why));
             }
-            for payload in messages(&entry, start, self.limits, &mut problems) {
+            for payload in messages(entry, start, self.limits, &mut problems) {
                 self.queue(
                     start,
                     index,
@@ -254,7 +254,7 @@ impl State<'_> {
                 );
             }
         } else {
-            let x = exchange(&entry, start, self.limits, &mut problems);
+            let x = exchange(entry, start, self.limits, &mut problems);
             self.queue(
                 start,
                 index,
@@ -372,11 +372,17 @@ struct RawEntry {
     started_date_time: Option<String>,
     time: Option<Value>,
     request: Option<RawRequest>,
-    response: Option<Value>,
+    response: Option<RawResponse>,
     timings: Option<RawTimings>,
-    /// Vendor fields (`_error`, `_failureText`, …), read for the recorder's reason.
-    #[serde(flatten)]
-    extra: Map<String, Value>,
+    // The recorder's failure fields are named one by one: a catch-all
+    // (`#[serde(flatten)]`) would make serde buffer the whole entry, body included,
+    // once more.
+    /// Chromium DevTools (and HAR exporters built on it).
+    #[serde(rename = "_error")]
+    error: Option<Value>,
+    /// Playwright `recordHar`.
+    #[serde(rename = "_failureText")]
+    failure_text: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -396,8 +402,10 @@ struct RawResponse {
     status_text: Option<String>,
     headers: Option<Vec<RawHeader>>,
     content: Option<RawContent>,
-    #[serde(flatten)]
-    extra: Map<String, Value>,
+    #[serde(rename = "_error")]
+    error: Option<Value>,
+    #[serde(rename = "_failureText")]
+    failure_text: Option<Value>,
 }
 
 #[derive(Deserialize, Default)]
@@ -485,31 +493,19 @@ fn synthesized(e: &RawEntry) -> Option<String> {
     (!matches!(scheme.as_str(), "http" | "https")).then(|| format!("{scheme}:// URLs"))
 }
 
-/// The recorder's own reason for a failure: `_error` (Chromium), `_failureText`
-/// (Playwright), and any other `_`-prefixed string that names an error or a block.
+/// The recorder's own reason for a failure: `_error` (Chromium) or `_failureText`
+/// (Playwright), on the response or on the entry.
 fn recorder_reason(entry: &RawEntry, resp: Option<&RawResponse>) -> Option<String> {
-    let maps = resp.map(|r| &r.extra).into_iter().chain([&entry.extra]);
-    for map in maps {
-        for (k, v) in map {
-            let key = k.to_ascii_lowercase();
-            if !key.starts_with('_') {
-                continue;
-            }
-            let relevant = ["error", "fail", "block", "abort", "cancel"]
-                .iter()
-                .any(|w| key.contains(w));
-            if !relevant {
-                continue;
-            }
-            let text = match v {
-                Value::String(s) if !s.trim().is_empty() => s.trim().to_owned(),
-                Value::Object(_) => v.to_string(),
-                _ => continue,
-            };
-            return Some(text);
-        }
-    }
-    None
+    let from_resp = resp.map(|r| [&r.error, &r.failure_text]);
+    from_resp
+        .into_iter()
+        .flatten()
+        .chain([&entry.error, &entry.failure_text])
+        .find_map(|v| match v.as_ref()? {
+            Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
+            Value::Object(o) if !o.is_empty() => Some(Value::Object(o.clone()).to_string()),
+            _ => None,
+        })
 }
 
 /// Whether a recorder's failure text says the client gave up.
@@ -597,37 +593,23 @@ fn request(
 }
 
 fn exchange(
-    e: &RawEntry,
+    mut e: RawEntry,
     start: Option<Timestamp>,
     limits: &Limits,
     problems: &mut Vec<String>,
 ) -> HttpExchange {
     let request = request(e.request.as_ref(), start, problems);
-    let timing = timing(e, start);
-    let resp: Option<RawResponse> = match &e.response {
-        None | Some(Value::Null) => {
-            problems.push(
-                "the entry has no \"response\" (HAR 1.2 requires one); analysed as a request without a response"
-                    .to_owned(),
-            );
-            let note = recorder_reason(e, None)
-                .unwrap_or_else(|| "the HAR entry has no response object".to_owned());
-            return no_response(request, timing.end, note);
-        }
-        Some(v) => match RawResponse::deserialize(v) {
-            Ok(r) => Some(r),
-            Err(err) => {
-                problems.push(format!("\"response\" is not a HAR response: {err}"));
-                return no_response(
-                    request,
-                    timing.end,
-                    "the HAR response could not be read".to_owned(),
-                );
-            }
-        },
+    let timing = timing(&e, start);
+    let Some(mut resp) = e.response.take() else {
+        problems.push(
+            "the entry has no \"response\" (HAR 1.2 requires one); analysed as a request without a response"
+                .to_owned(),
+        );
+        let note = recorder_reason(&e, None)
+            .unwrap_or_else(|| "the HAR entry has no response object".to_owned());
+        return no_response(request, timing.end, note);
     };
-    let resp = resp.unwrap_or_default();
-    let reason = recorder_reason(e, Some(&resp));
+    let reason = recorder_reason(&e, Some(&resp));
     let status = num(resp.status.as_ref());
     let status = match status {
         Some(s) if (100.0..1000.0).contains(&s) => s as u16,
@@ -669,7 +651,7 @@ fn exchange(
             headers.push("Content-Type", m.to_owned());
         }
     }
-    let (bytes, mut end) = content_bytes(resp.content.as_ref(), &headers, limits, problems);
+    let (bytes, mut end) = content_bytes(resp.content.take(), &headers, limits, problems);
     let is_sse = headers.media_type().as_deref() == Some("text/event-stream");
     let body = match bytes {
         None => Body::NotRecorded,
@@ -719,7 +701,7 @@ fn no_response(request: HttpRequest, end_ts: Option<Timestamp>, note: String) ->
 /// The body as the recorder kept it, decoded, and whether the recorder cut it.
 /// `None`: no body was kept (unknown, not empty).
 fn content_bytes(
-    content: Option<&RawContent>,
+    content: Option<RawContent>,
     headers: &Headers,
     limits: &Limits,
     problems: &mut Vec<String>,
@@ -728,7 +710,7 @@ fn content_bytes(
         return (None, End::Complete);
     };
     let size = num(c.size.as_ref()).filter(|s| *s >= 0.0);
-    let Some(text) = &c.text else {
+    let Some(text) = c.text else {
         // No text: an empty body when the recorder says so, otherwise not kept.
         return match size {
             Some(s) if s <= 0.0 => (Some(Vec::new()), End::Complete),
@@ -740,18 +722,18 @@ fn content_bytes(
         .as_deref()
         .is_some_and(|e| e.trim().eq_ignore_ascii_case("base64"));
     let raw = if b64 {
-        match base64_decode(text) {
+        match base64_decode(&text) {
             Some(b) => b,
             None => {
                 problems.push(
                     "response content.text says base64 but is not valid base64; kept as text"
                         .to_owned(),
                 );
-                text.as_bytes().to_vec()
+                text.into_bytes()
             }
         }
     } else {
-        text.as_bytes().to_vec()
+        text.into_bytes()
     };
     let raw_len = raw.len();
     let cap = MAX_INFLATE.min(limits.max_decompressed_bytes);
@@ -828,14 +810,14 @@ fn inflate_if_compressed(
 /// Entries of a HAR synthesized from MCP messages: the request body is a message from
 /// the client and the response body one from the server, without an HTTP layer.
 fn messages(
-    e: &RawEntry,
+    mut e: RawEntry,
     start: Option<Timestamp>,
     limits: &Limits,
     problems: &mut Vec<String>,
 ) -> Vec<Payload> {
     let mut out = Vec::new();
     let req = request(e.request.as_ref(), start, problems);
-    let timing = timing(e, start);
+    let timing = timing(&e, start);
     if !req.body.iter().all(u8::is_ascii_whitespace) {
         out.push(Payload::Stdio(StdioMessage {
             dir: Some(Direction::ClientToServer),
@@ -843,13 +825,9 @@ fn messages(
             ts: start,
         }));
     }
-    let resp = e
-        .response
-        .as_ref()
-        .and_then(|v| RawResponse::deserialize(v).ok())
-        .unwrap_or_default();
+    let mut resp = e.response.take().unwrap_or_default();
     let headers = headers(&resp.headers);
-    if let (Some(body), _) = content_bytes(resp.content.as_ref(), &headers, limits, problems) {
+    if let (Some(body), _) = content_bytes(resp.content.take(), &headers, limits, problems) {
         let text = String::from_utf8_lossy(&body);
         if crate::sse::looks_like_event_stream(&body) {
             for ev in crate::sse::parse_body(&body).events {
