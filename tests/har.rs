@@ -520,3 +520,40 @@ fn every_prefix_of_a_har_is_handled() {
         }
     }
 }
+
+/// A HAR written by mitmproxy 11.0.2 `hardump` in front of the MCP Python SDK 2.3.0
+/// server and client (tests/fixtures/har/record_mitmproxy.py): a success, a tool error,
+/// a call the client cancelled (the server answers -32800), and a stream cut by killing
+/// the server, which mitmproxy records as a 200 with an empty body. (mitmproxy wrote the
+/// cancelled call, entry 6, after the later `notifications/cancelled`, entry 5.)
+#[test]
+fn mitmproxy_recording_of_failures() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/har/mitmproxy-failures.har");
+    let (format, a) =
+        analyse_reader(std::fs::File::open(path).unwrap(), &Config::default()).unwrap();
+    assert_eq!(format, Format::Har);
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert_eq!(
+        outcomes(&a),
+        [
+            "TOOL_SUCCESS",
+            "TOOL_ERROR",
+            "JSONRPC_ERROR",
+            "STREAM_INCOMPLETE"
+        ]
+    );
+    let tools: Vec<_> = a
+        .calls
+        .iter()
+        .map(|c| c.tool.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        tools,
+        ["read_note", "fail_tool", "slow_progress", "slow_progress"]
+    );
+    assert_eq!(a.calls[2].verdict.evidence.jsonrpc_code, Some(-32800));
+    assert_eq!(a.calls[2].locator, Locator::Entry { entry: 6 });
+    let kinds: Vec<_> = a.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds, ["NON_TERMINAL"]);
+}
