@@ -4,6 +4,7 @@
 //! that stops the whole input is returned as an `IngestError`.
 
 mod clientlog;
+mod har;
 mod jsonarray;
 mod jsonl;
 
@@ -87,6 +88,8 @@ pub enum IngestError {
     NotSupported(&'static str),
     #[error("compressed input expands past the {0}-byte cap (raise --max-decompressed-bytes to read it)")]
     DecompressCap(u64),
+    #[error("not a readable HAR: {0}")]
+    Har(String),
     #[error("compressed inside compressed more than {0} levels deep")]
     TooDeep(u32),
 }
@@ -129,7 +132,10 @@ fn ingest_level(
         }
         Sniffed::Pcap => Err(IngestError::NotSupported("pcap")),
         Sniffed::Pcapng => Err(IngestError::NotSupported("pcapng")),
-        Sniffed::Har => Err(IngestError::NotSupported("HAR")),
+        Sniffed::Har => {
+            har::read(reader, limits, sink)?;
+            Ok(Format::Har)
+        }
         Sniffed::Jsonl => {
             jsonl::read(&mut reader, limits, sink)?;
             Ok(Format::Jsonl)
@@ -237,14 +243,24 @@ pub fn sniff(head: &[u8]) -> Sniffed {
 }
 
 fn looks_like_har(text: &[u8]) -> bool {
-    // `{"log":` possibly with whitespace, as the first key.
+    // Whitespace is dropped everywhere (inside strings too): only key shapes matter.
     let compact: Vec<u8> = text
         .iter()
-        .take(256)
+        .take(8192)
         .copied()
         .filter(|b| !b.is_ascii_whitespace())
         .collect();
-    compact.starts_with(b"{\"log\":")
+    if compact.starts_with(b"{\"log\":") {
+        return true;
+    }
+    // Some writers put another key first (a comment, a vendor `_` key); then the
+    // `log` object must show up with one of its own HAR members first.
+    ["version", "creator", "browser", "pages", "entries"]
+        .iter()
+        .any(|k| {
+            let needle = format!("\"log\":{{\"{k}\":");
+            memchr::memmem::find(&compact, needle.as_bytes()).is_some()
+        })
 }
 
 /// A reader that fails with `FileTooLarge` after `cap` bytes.
@@ -287,6 +303,14 @@ mod tests {
         assert_eq!(sniff(&[0x1f, 0x8b, 8]), Sniffed::Gzip);
         assert_eq!(sniff(b"{\n  \"log\": {\"version\":\"1.2\"}}"), Sniffed::Har);
         assert_eq!(sniff(b"{\"jsonrpc\":\"2.0\",\"id\":1}\n"), Sniffed::Jsonl);
+        assert_eq!(
+            sniff(b"{\n \"_comment\": \"x\",\n \"log\": {\n  \"version\": \"1.2\"}}"),
+            Sniffed::Har
+        );
+        assert_eq!(
+            sniff(b"{\"comment\":\"x\",\"log\":{\"creator\":{},\"entries\":[]}}"),
+            Sniffed::Har
+        );
         assert!(matches!(
             sniff(b"\x7fELF\x02\x01\x01\x00\x00"),
             Sniffed::Binary(_)

@@ -1,0 +1,959 @@
+//! HAR 1.2 inputs (browser DevTools, Playwright, Firefox, mitmproxy `hardump`, Charles,
+//! Proxyman, and MCP proxies that synthesize HAR): owns reading `log.entries` one entry
+//! at a time and turning each entry into an `Exchange` in `startedDateTime` order.
+//! Producer quirks are listed in `docs/har.md`.
+//!
+//! Memory: the document is never held whole. The top level is walked with a
+//! `DeserializeSeed` over `serde_json::Deserializer::from_reader`; each entry is taken
+//! as raw JSON text and parsed on its own, so a type error in one entry is a `Problem`
+//! for that entry and the next entry is still read. Entries are re-ordered through a
+//! bounded window (`REORDER_WINDOW` exchanges): HAR writers append entries when a
+//! request finishes, so concurrent requests come out slightly out of start order, but
+//! never by much. An entry that starts before one already handed on is handed on
+//! anyway and reported once, rather than buffering a whole file to be sure.
+
+use super::{IngestError, Problem, Sink};
+use crate::config::Limits;
+use crate::model::{
+    Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
+    Payload, StdioMessage, Timestamp,
+};
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::Value;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::fmt;
+use std::io::{self, Read};
+
+/// How many exchanges may wait to be put in start order before the earliest is handed on.
+pub const REORDER_WINDOW: usize = 1024;
+
+/// Most bytes a body that the recorder left compressed may inflate to.
+const MAX_INFLATE: u64 = 256 << 20;
+
+/// Reads a whole HAR document from `reader`.
+pub fn read(reader: impl Read, limits: &Limits, sink: &mut dyn Sink) -> Result<(), IngestError> {
+    read_with_window(reader, limits, sink, REORDER_WINDOW)
+}
+
+/// `read` with an explicit re-order window (tests use a small one).
+pub(crate) fn read_with_window(
+    reader: impl Read,
+    limits: &Limits,
+    sink: &mut dyn Sink,
+    window: usize,
+) -> Result<(), IngestError> {
+    let mut state = State {
+        limits,
+        sink,
+        window: window.max(1),
+        next_index: 0,
+        seq: 0,
+        heap: BinaryHeap::new(),
+        last_emitted: None,
+        last_key: i64::MIN,
+        late: None,
+        synthesized: None,
+        saw_log: false,
+        saw_entries: false,
+        entries_open: false,
+    };
+    let mut de =
+        serde_json::Deserializer::from_reader(io::BufReader::with_capacity(256 << 10, reader));
+    let outcome = RootSeed { state: &mut state }
+        .deserialize(&mut de)
+        .and_then(|()| de.end());
+    let result = match outcome {
+        Ok(()) if !state.saw_log => Err(IngestError::Har(
+            "a JSON object without a \"log\" member: not a HAR".to_owned(),
+        )),
+        Ok(()) => {
+            if !state.saw_entries {
+                state.sink.problem(Problem {
+                    locator: Locator::Input,
+                    message: "the HAR \"log\" has no \"entries\" list: nothing to analyse"
+                        .to_owned(),
+                });
+            }
+            Ok(())
+        }
+        Err(e) if e.is_io() => Err(IngestError::Io(io::Error::other(e.to_string()))),
+        // Broken after some entries: keep what was read, name where it broke.
+        Err(e) if state.entries_open => {
+            let what = if e.is_eof() {
+                "the file ends in the middle of this entry (truncated HAR?); the entries before it were analysed".to_owned()
+            } else {
+                format!(
+                    "the HAR stops being valid JSON here ({}); the entries before it were analysed",
+                    crate::jsonrpc::describe_json_error(&e)
+                )
+            };
+            state.sink.problem(Problem {
+                locator: Locator::Entry {
+                    entry: state.next_index,
+                },
+                message: what,
+            });
+            Ok(())
+        }
+        Err(e) => Err(IngestError::Har(if e.is_eof() {
+            "the file ends before the HAR \"log\" is complete".to_owned()
+        } else {
+            crate::jsonrpc::describe_json_error(&e)
+        })),
+    };
+    state.flush();
+    result
+}
+
+/// Reading state shared by the seeds.
+struct State<'a> {
+    limits: &'a Limits,
+    sink: &'a mut dyn Sink,
+    window: usize,
+    /// Index of the next entry in `log.entries`.
+    next_index: u64,
+    /// File order, the tie-breaker among equal start times.
+    seq: u64,
+    heap: BinaryHeap<Reverse<Pending>>,
+    last_emitted: Option<(i64, u64)>,
+    /// Start time of the last entry that had one (entries without take it).
+    last_key: i64,
+    /// First entry that came later than the window could fix, and how many did.
+    late: Option<(u64, u64)>,
+    /// First entry that is not real HTTP, and what gave it away.
+    synthesized: Option<(u64, String)>,
+    saw_log: bool,
+    saw_entries: bool,
+    /// `log.entries` turned out to be a list and its reading began.
+    entries_open: bool,
+}
+
+/// An exchange waiting in the re-order window.
+struct Pending {
+    key: (i64, u64),
+    x: Exchange,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+impl Eq for Pending {}
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Pending {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+impl State<'_> {
+    fn queue(&mut self, start: Option<Timestamp>, entry: u64, x: Exchange) {
+        let t = match start {
+            Some(t) => {
+                self.last_key = t.0;
+                t.0
+            }
+            None => self.last_key,
+        };
+        let key = (t, self.seq);
+        self.seq += 1;
+        if self.last_emitted.is_some_and(|last| key < last) {
+            // Too late for the window: hand it on now and say so once.
+            self.late = Some(match self.late {
+                None => (entry, 1),
+                Some((first, n)) => (first, n + 1),
+            });
+            self.sink.exchange(x);
+            return;
+        }
+        self.heap.push(Reverse(Pending { key, x }));
+        while self.heap.len() > self.window {
+            self.emit_one();
+        }
+    }
+
+    fn emit_one(&mut self) {
+        if let Some(Reverse(p)) = self.heap.pop() {
+            self.last_emitted = Some(p.key);
+            self.sink.exchange(p.x);
+        }
+    }
+
+    fn flush(&mut self) {
+        while !self.heap.is_empty() {
+            self.emit_one();
+        }
+        if let Some((entry, n)) = self.late.take() {
+            self.sink.problem(Problem {
+                locator: Locator::Entry { entry },
+                message: format!(
+                    "{n} entr{} started before entries already analysed (more than {} entries out of startedDateTime order); they were analysed out of time order, which can mislabel repeats",
+                    if n == 1 { "y" } else { "ies" },
+                    self.window
+                ),
+            });
+        }
+        if let Some((entry, why)) = self.synthesized.take() {
+            self.sink.problem(Problem {
+                locator: Locator::Entry { entry },
+                message: format!(
+                    "this HAR is not a recording of real HTTP ({why}); it was written by a tool that synthesizes HAR from MCP messages, so its entries were read as messages without HTTP (no status, headers or timing verdicts)"
+                ),
+            });
+        }
+    }
+
+    fn entry(&mut self, raw: &str) {
+        let index = self.next_index;
+        self.next_index += 1;
+        let locator = Locator::Entry { entry: index };
+        let entry: RawEntry = match serde_json::from_str(raw) {
+            Ok(e) => e,
+            Err(e) => {
+                self.sink.problem(Problem {
+                    locator,
+                    message: format!(
+                        "not a valid HAR entry: {}",
+                        crate::jsonrpc::describe_json_error(&e)
+                    ),
+                });
+                return;
+            }
+        };
+        let mut problems = Vec::new();
+        let start = entry
+            .started_date_time
+            .as_deref()
+            .and_then(Timestamp::parse);
+        if entry.started_date_time.is_some() && start.is_none() {
+            problems.push(format!(
+                "\"startedDateTime\" {:?} is not an ISO 8601 date-time; the entry is kept in file order",
+                entry.started_date_time.as_deref().unwrap_or("")
+            ));
+        }
+        if let Some(why) = synthesized(&entry) {
+            if self.synthesized.is_none() {
+                self.synthesized = Some((index, why));
+            }
+            for payload in messages(entry, start, self.limits, &mut problems) {
+                self.queue(
+                    start,
+                    index,
+                    Exchange {
+                        locator: locator.clone(),
+                        payload,
+                    },
+                );
+            }
+        } else {
+            let x = exchange(entry, start, self.limits, &mut problems);
+            self.queue(
+                start,
+                index,
+                Exchange {
+                    locator: locator.clone(),
+                    payload: Payload::Http(x),
+                },
+            );
+        }
+        for message in problems {
+            self.sink.problem(Problem {
+                locator: locator.clone(),
+                message,
+            });
+        }
+    }
+}
+
+// ---- The streaming walk over the top level ----
+
+struct RootSeed<'s, 'a> {
+    state: &'s mut State<'a>,
+}
+
+impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for RootSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a HAR document (a JSON object with a \"log\" member)")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "log" && !self.state.saw_log {
+                self.state.saw_log = true;
+                map.next_value_seed(LogSeed {
+                    state: &mut *self.state,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct LogSeed<'s, 'a> {
+    state: &'s mut State<'a>,
+}
+
+impl<'de> DeserializeSeed<'de> for LogSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for LogSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the HAR \"log\" object")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            if key == "entries" && !self.state.saw_entries {
+                self.state.saw_entries = true;
+                map.next_value_seed(EntriesSeed {
+                    state: &mut *self.state,
+                })?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        Ok(())
+    }
+}
+
+struct EntriesSeed<'s, 'a> {
+    state: &'s mut State<'a>,
+}
+
+impl<'de> DeserializeSeed<'de> for EntriesSeed<'_, '_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for EntriesSeed<'_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("the list of HAR entries in \"log.entries\"")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        // Each entry is taken as raw text (one entry in memory at a time) and parsed
+        // on its own, so a bad entry does not stop the ones after it.
+        self.state.entries_open = true;
+        while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
+            self.state.entry(raw.get());
+        }
+        Ok(())
+    }
+}
+
+// ---- Lenient entry structs: every field optional, unknown fields ignored ----
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawEntry {
+    started_date_time: Option<String>,
+    time: Option<Value>,
+    request: Option<RawRequest>,
+    response: Option<RawResponse>,
+    timings: Option<RawTimings>,
+    // The recorder's failure fields are named one by one: a catch-all
+    // (`#[serde(flatten)]`) would make serde buffer the whole entry, body included,
+    // once more.
+    /// Chromium DevTools (and HAR exporters built on it).
+    #[serde(rename = "_error")]
+    error: Option<Value>,
+    /// Playwright `recordHar`.
+    #[serde(rename = "_failureText")]
+    failure_text: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawRequest {
+    method: Option<String>,
+    url: Option<String>,
+    http_version: Option<String>,
+    headers: Option<Vec<RawHeader>>,
+    post_data: Option<RawPostData>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawResponse {
+    status: Option<Value>,
+    status_text: Option<String>,
+    headers: Option<Vec<RawHeader>>,
+    content: Option<RawContent>,
+    #[serde(rename = "_error")]
+    error: Option<Value>,
+    #[serde(rename = "_failureText")]
+    failure_text: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawHeader {
+    name: Option<String>,
+    value: Option<Value>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawPostData {
+    text: Option<String>,
+    /// Not in HAR 1.2, but some writers base64 binary request bodies and say so.
+    encoding: Option<String>,
+    #[serde(rename = "_encoding")]
+    vendor_encoding: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct RawContent {
+    size: Option<Value>,
+    mime_type: Option<String>,
+    text: Option<String>,
+    encoding: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct RawTimings {
+    blocked: Option<Value>,
+    dns: Option<Value>,
+    connect: Option<Value>,
+    send: Option<Value>,
+    wait: Option<Value>,
+    receive: Option<Value>,
+}
+
+/// A number written as a number or as a numeric string; `-1` and junk are "unknown".
+fn num(v: Option<&Value>) -> Option<f64> {
+    let n = match v? {
+        Value::Number(n) => n.as_f64()?,
+        Value::String(s) => s.trim().parse::<f64>().ok()?,
+        _ => return None,
+    };
+    n.is_finite().then_some(n)
+}
+
+fn non_negative(v: &Option<Value>) -> Option<f64> {
+    num(v.as_ref()).filter(|n| *n >= 0.0)
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+fn headers(list: &Option<Vec<RawHeader>>) -> Headers {
+    let mut h = Headers::default();
+    for header in list.iter().flatten() {
+        if let Some(name) = &header.name {
+            h.push(
+                name.clone(),
+                header.value.as_ref().map(scalar).unwrap_or_default(),
+            );
+        }
+    }
+    h
+}
+
+/// Why an entry is not real HTTP, if it is not.
+fn synthesized(e: &RawEntry) -> Option<String> {
+    let req = e.request.as_ref()?;
+    if let Some(v) = &req.http_version {
+        if v.trim().to_ascii_uppercase().starts_with("MCP") {
+            return Some(format!("httpVersion {v:?}"));
+        }
+    }
+    let url = req.url.as_deref()?.trim();
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase())?;
+    (!matches!(scheme.as_str(), "http" | "https")).then(|| format!("{scheme}:// URLs"))
+}
+
+/// The recorder's own reason for a failure: `_error` (Chromium) or `_failureText`
+/// (Playwright), on the response or on the entry.
+fn recorder_reason(entry: &RawEntry, resp: Option<&RawResponse>) -> Option<String> {
+    let from_resp = resp.map(|r| [&r.error, &r.failure_text]);
+    from_resp
+        .into_iter()
+        .flatten()
+        .chain([&entry.error, &entry.failure_text])
+        .find_map(|v| match v.as_ref()? {
+            Value::String(s) if !s.trim().is_empty() => Some(s.trim().to_owned()),
+            Value::Object(o) if !o.is_empty() => Some(Value::Object(o.clone()).to_string()),
+            _ => None,
+        })
+}
+
+/// Whether a recorder's failure text says the client gave up.
+fn client_gave_up(note: &str) -> bool {
+    let n = note.to_ascii_lowercase();
+    ["abort", "cancel", "ns_binding_aborted", "user"]
+        .iter()
+        .any(|w| n.contains(w))
+}
+
+struct Timing {
+    response: Option<Timestamp>,
+    end: Option<Timestamp>,
+}
+
+/// `startedDateTime + blocked + dns + connect + send + wait` is when the response head
+/// arrived; `+ time` (or `+ receive`) is when the exchange was over. `ssl` is part of
+/// `connect` in HAR 1.2, so it is not added again.
+fn timing(e: &RawEntry, start: Option<Timestamp>) -> Timing {
+    let Some(start) = start else {
+        return Timing {
+            response: None,
+            end: None,
+        };
+    };
+    let t = e.timings.as_ref();
+    let head = t.map(|t| {
+        [&t.blocked, &t.dns, &t.connect, &t.send, &t.wait]
+            .iter()
+            .filter_map(|v| non_negative(v))
+            .sum::<f64>()
+    });
+    let receive = t.and_then(|t| non_negative(&t.receive));
+    let total = non_negative(&e.time);
+    let response = head.map(|ms| start.plus_millis(ms));
+    let end = match (total, head, receive) {
+        (Some(ms), _, _) => Some(start.plus_millis(ms)),
+        (None, Some(h), Some(r)) => Some(start.plus_millis(h + r)),
+        _ => response,
+    };
+    Timing { response, end }
+}
+
+fn request(
+    req: Option<&RawRequest>,
+    start: Option<Timestamp>,
+    problems: &mut Vec<String>,
+) -> HttpRequest {
+    let Some(req) = req else {
+        problems.push("the entry has no \"request\"".to_owned());
+        return HttpRequest {
+            ts: start,
+            ..HttpRequest::default()
+        };
+    };
+    let body = match &req.post_data {
+        None => Vec::new(),
+        Some(p) => {
+            let text = p.text.as_deref().unwrap_or("");
+            let b64 = p
+                .encoding
+                .as_deref()
+                .or(p.vendor_encoding.as_deref())
+                .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
+            if b64 {
+                base64_decode(text).unwrap_or_else(|| {
+                    problems.push(
+                        "request postData.text says base64 but is not valid base64; kept as text"
+                            .to_owned(),
+                    );
+                    text.as_bytes().to_vec()
+                })
+            } else {
+                text.as_bytes().to_vec()
+            }
+        }
+    };
+    HttpRequest {
+        method: req.method.clone().unwrap_or_else(|| "POST".to_owned()),
+        url: req.url.clone().unwrap_or_default(),
+        headers: headers(&req.headers),
+        body,
+        ts: start,
+    }
+}
+
+fn exchange(
+    mut e: RawEntry,
+    start: Option<Timestamp>,
+    limits: &Limits,
+    problems: &mut Vec<String>,
+) -> HttpExchange {
+    let request = request(e.request.as_ref(), start, problems);
+    let timing = timing(&e, start);
+    let Some(mut resp) = e.response.take() else {
+        problems.push(
+            "the entry has no \"response\" (HAR 1.2 requires one); analysed as a request without a response"
+                .to_owned(),
+        );
+        let note = recorder_reason(&e, None)
+            .unwrap_or_else(|| "the HAR entry has no response object".to_owned());
+        return no_response(request, timing.end, note);
+    };
+    let reason = recorder_reason(&e, Some(&resp));
+    let status = num(resp.status.as_ref());
+    let status = match status {
+        Some(s) if (100.0..1000.0).contains(&s) => s as u16,
+        // 0 (Chromium, Firefox, mitmproxy) or -1 (Playwright): nothing came back.
+        Some(s) if s <= 0.0 => {
+            let note = reason.unwrap_or_else(|| {
+                let text = resp.status_text.as_deref().unwrap_or("").trim();
+                if text.is_empty() {
+                    "status 0: no response arrived (blocked, refused, aborted, or still pending when the HAR was saved)".to_owned()
+                } else {
+                    format!("status 0: {text}")
+                }
+            });
+            return no_response(request, timing.end, note);
+        }
+        _ => {
+            problems.push(format!(
+                "response \"status\" is {}; expected an HTTP status number",
+                resp.status
+                    .as_ref()
+                    .map_or("missing".to_owned(), |v| v.to_string())
+            ));
+            return no_response(
+                request,
+                timing.end,
+                "the HAR response has no usable status".to_owned(),
+            );
+        }
+    };
+    let mut headers = headers(&resp.headers);
+    let mime = resp
+        .content
+        .as_ref()
+        .and_then(|c| c.mime_type.as_deref())
+        .filter(|m| !m.trim().is_empty());
+    if headers.get("content-type").is_none() {
+        if let Some(m) = mime {
+            // Some writers keep the type only in content.mimeType.
+            headers.push("Content-Type", m.to_owned());
+        }
+    }
+    let (bytes, mut end) = content_bytes(resp.content.take(), &headers, limits, problems);
+    let is_sse = headers.media_type().as_deref() == Some("text/event-stream");
+    let body = match bytes {
+        None => Body::NotRecorded,
+        Some(b) => {
+            let sse = is_sse
+                || (headers.get("content-type").is_none()
+                    && crate::sse::looks_like_event_stream(&b));
+            if sse {
+                Body::Sse(crate::sse::parse_body(&b))
+            } else {
+                Body::Bytes(b)
+            }
+        }
+    };
+    if let Some(note) = &reason {
+        // A status, then an error: the head arrived and the body was cut.
+        end = if client_gave_up(note) {
+            End::ClientClosed
+        } else {
+            End::Closed
+        };
+    }
+    HttpExchange {
+        request,
+        response: Some(HttpResponse {
+            status,
+            headers,
+            body,
+            ts: timing.response,
+        }),
+        end,
+        end_ts: timing.end,
+        recorder_note: reason,
+    }
+}
+
+fn no_response(request: HttpRequest, end_ts: Option<Timestamp>, note: String) -> HttpExchange {
+    HttpExchange {
+        request,
+        response: None,
+        end: End::Complete,
+        end_ts,
+        recorder_note: Some(note),
+    }
+}
+
+/// The body as the recorder kept it, decoded, and whether the recorder cut it.
+/// `None`: no body was kept (unknown, not empty).
+fn content_bytes(
+    content: Option<RawContent>,
+    headers: &Headers,
+    limits: &Limits,
+    problems: &mut Vec<String>,
+) -> (Option<Vec<u8>>, End) {
+    let Some(c) = content else {
+        return (None, End::Complete);
+    };
+    let size = num(c.size.as_ref()).filter(|s| *s >= 0.0);
+    let Some(text) = c.text else {
+        // No text: an empty body when the recorder says so, otherwise not kept.
+        return match size {
+            Some(s) if s <= 0.0 => (Some(Vec::new()), End::Complete),
+            _ => (None, End::Complete),
+        };
+    };
+    let b64 = c
+        .encoding
+        .as_deref()
+        .is_some_and(|e| e.trim().eq_ignore_ascii_case("base64"));
+    let raw = if b64 {
+        match base64_decode(&text) {
+            Some(b) => b,
+            None => {
+                problems.push(
+                    "response content.text says base64 but is not valid base64; kept as text"
+                        .to_owned(),
+                );
+                text.into_bytes()
+            }
+        }
+    } else {
+        text.into_bytes()
+    };
+    let raw_len = raw.len();
+    let cap = MAX_INFLATE.min(limits.max_decompressed_bytes);
+    let (bytes, capped) = inflate_if_compressed(raw, headers, cap, problems);
+    let mut end = End::Complete;
+    if capped {
+        end = End::Truncated;
+    }
+    // The recorder's size is the decoded body's; a shorter text means it cut the body.
+    if let Some(s) = size {
+        if s > raw_len.max(bytes.len()) as f64 {
+            end = End::Truncated;
+        }
+    }
+    (Some(bytes), end)
+}
+
+/// HAR text is meant to be decoded already; some writers keep the compressed bytes
+/// (base64'd). Sniff gzip and zlib magic rather than trust `Content-Encoding`.
+fn inflate_if_compressed(
+    raw: Vec<u8>,
+    headers: &Headers,
+    cap: u64,
+    problems: &mut Vec<String>,
+) -> (Vec<u8>, bool) {
+    let coding = headers
+        .get("content-encoding")
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let gzip = raw.starts_with(&[0x1f, 0x8b]);
+    // zlib: CMF 0x78 and a header checksum that divides by 31.
+    let zlib = coding == "deflate"
+        && raw.len() >= 2
+        && raw.first() == Some(&0x78)
+        && ((u16::from(raw[0]) << 8) | u16::from(raw[1])) % 31 == 0;
+    if !gzip && !zlib {
+        if coding == "br" && std::str::from_utf8(&raw).is_err() {
+            problems.push(
+                "the body is still brotli-compressed (Content-Encoding: br); brotli is not decoded, so it reads as not JSON".to_owned(),
+            );
+        }
+        return (raw, false);
+    }
+    let mut out = Vec::new();
+    let result = if gzip {
+        flate2::read::MultiGzDecoder::new(&raw[..])
+            .take(cap.saturating_add(1))
+            .read_to_end(&mut out)
+    } else {
+        flate2::read::ZlibDecoder::new(&raw[..])
+            .take(cap.saturating_add(1))
+            .read_to_end(&mut out)
+    };
+    match result {
+        Ok(_) if out.len() as u64 > cap => {
+            out.truncate(cap as usize);
+            problems.push(format!(
+                "the compressed body expands past {cap} bytes; only the first {cap} were analysed"
+            ));
+            (out, true)
+        }
+        Ok(_) => (out, false),
+        Err(e) => {
+            problems.push(format!(
+                "the body starts like {} data but does not decompress ({e}); kept as recorded",
+                if gzip { "gzip" } else { "zlib" }
+            ));
+            (raw, false)
+        }
+    }
+}
+
+/// Entries of a HAR synthesized from MCP messages: the request body is a message from
+/// the client and the response body one from the server, without an HTTP layer.
+fn messages(
+    mut e: RawEntry,
+    start: Option<Timestamp>,
+    limits: &Limits,
+    problems: &mut Vec<String>,
+) -> Vec<Payload> {
+    let mut out = Vec::new();
+    let req = request(e.request.as_ref(), start, problems);
+    let timing = timing(&e, start);
+    if !req.body.iter().all(u8::is_ascii_whitespace) {
+        out.push(Payload::Stdio(StdioMessage {
+            dir: Some(Direction::ClientToServer),
+            json: String::from_utf8_lossy(&req.body).into_owned(),
+            ts: start,
+            logged_by_client: false,
+        }));
+    }
+    let mut resp = e.response.take().unwrap_or_default();
+    let headers = headers(&resp.headers);
+    if let (Some(body), _) = content_bytes(resp.content.take(), &headers, limits, problems) {
+        let text = String::from_utf8_lossy(&body);
+        if crate::sse::looks_like_event_stream(&body) {
+            for ev in crate::sse::parse_body(&body).events {
+                out.push(Payload::Stdio(StdioMessage {
+                    dir: Some(Direction::ServerToClient),
+                    json: ev.data,
+                    ts: timing.response,
+                    logged_by_client: false,
+                }));
+            }
+        } else if !text.trim().is_empty() {
+            out.push(Payload::Stdio(StdioMessage {
+                dir: Some(Direction::ServerToClient),
+                json: text.into_owned(),
+                ts: timing.response.or(start),
+                logged_by_client: false,
+            }));
+        }
+    }
+    out
+}
+
+/// Standard or URL-safe base64, padding optional, whitespace ignored.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(text.len() / 4 * 3 + 3);
+    let mut acc: u32 = 0;
+    let mut bits: u32 = 0;
+    let mut padding = false;
+    for c in text.bytes() {
+        let v = match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' | b'-' => 62,
+            b'/' | b'_' => 63,
+            b'=' => {
+                padding = true;
+                continue;
+            }
+            b' ' | b'\n' | b'\r' | b'\t' => continue,
+            _ => return None,
+        };
+        if padding {
+            return None;
+        }
+        acc = (acc << 6) | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    // A lone sixth of a byte left over is not valid base64.
+    (bits < 6).then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::Collect;
+
+    fn run(input: &str, window: usize) -> Collect {
+        let mut sink = Collect::default();
+        read_with_window(input.as_bytes(), &Limits::default(), &mut sink, window).unwrap();
+        sink
+    }
+
+    fn entry(ts: &str, id: u32) -> String {
+        format!(
+            r#"{{"startedDateTime":"{ts}","request":{{"method":"POST","url":"http://127.0.0.1/mcp","postData":{{"text":"{id}"}}}},"response":{{"status":200,"content":{{"text":"ok"}}}}}}"#
+        )
+    }
+
+    fn bodies(c: &Collect) -> Vec<String> {
+        c.exchanges
+            .iter()
+            .map(|x| match &x.payload {
+                Payload::Http(h) => String::from_utf8_lossy(&h.request.body).into_owned(),
+                Payload::Stdio(m) => m.json.clone(),
+                Payload::ClientLog(c) => c.tool.clone(),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn base64_variants() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGVsbG8").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGVs\nbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("-_8=").unwrap(), [0xfb, 0xff]);
+        assert!(base64_decode("a").is_none());
+        assert!(base64_decode("aGVs*").is_none());
+        assert!(base64_decode("aG=Vs").is_none());
+    }
+
+    #[test]
+    fn window_reorders_local_disorder() {
+        let doc = format!(
+            r#"{{"log":{{"entries":[{},{},{}]}}}}"#,
+            entry("2026-01-01T00:00:02Z", 2),
+            entry("2026-01-01T00:00:01Z", 1),
+            entry("2026-01-01T00:00:03Z", 3)
+        );
+        let c = run(&doc, 8);
+        assert_eq!(bodies(&c), ["1", "2", "3"]);
+        assert!(c.problems.is_empty());
+        assert_eq!(c.exchanges[0].locator, Locator::Entry { entry: 1 });
+    }
+
+    #[test]
+    fn too_late_for_the_window_is_reported_once() {
+        let doc = format!(
+            r#"{{"log":{{"entries":[{},{},{},{}]}}}}"#,
+            entry("2026-01-01T00:00:03Z", 3),
+            entry("2026-01-01T00:00:04Z", 4),
+            entry("2026-01-01T00:00:01Z", 1),
+            entry("2026-01-01T00:00:02Z", 2)
+        );
+        let c = run(&doc, 1);
+        assert_eq!(c.exchanges.len(), 4);
+        assert_eq!(c.problems.len(), 1, "{:?}", c.problems);
+        assert_eq!(c.problems[0].locator, Locator::Entry { entry: 2 });
+        assert!(c.problems[0]
+            .message
+            .starts_with("2 entries started before"));
+    }
+}
