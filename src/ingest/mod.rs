@@ -4,6 +4,7 @@
 //! that stops the whole input is returned as an `IngestError`.
 
 mod jsonl;
+mod pcap;
 
 use crate::config::Limits;
 use crate::model::{Exchange, Locator};
@@ -117,8 +118,14 @@ fn ingest_level(
                 other => other,
             })
         }
-        Sniffed::Pcap => Err(IngestError::NotSupported("pcap")),
-        Sniffed::Pcapng => Err(IngestError::NotSupported("pcapng")),
+        Sniffed::Pcap => {
+            pcap::read(reader, false, limits, sink)?;
+            Ok(Format::Pcap)
+        }
+        Sniffed::Pcapng => {
+            pcap::read(reader, true, limits, sink)?;
+            Ok(Format::Pcapng)
+        }
         Sniffed::Har => Err(IngestError::NotSupported("HAR")),
         Sniffed::Jsonl => {
             jsonl::read(&mut reader, limits, sink)?;
