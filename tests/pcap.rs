@@ -637,3 +637,93 @@ proptest! {
         prop_assert_eq!(gist(&got), whole);
     }
 }
+
+#[test]
+fn sse_hole_resyncs_at_the_next_event() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40080, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    cap.send(&mut c, Side::Server, &sse_head(false));
+    let mut body = progress_event();
+    body.extend_from_slice(&progress_event());
+    body.extend_from_slice(&result_event(1));
+    let lost_from = cap.frames.len() + 1;
+    cap.send_split(&mut c, Side::Server, &body, 60);
+    cap.frames.remove(lost_from); // inside the first two events
+    cap.fin(&mut c, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, got) = collect(&bytes);
+    let x = http(&got);
+    assert_eq!(x[0].end, End::Truncated);
+    let Body::Sse(sse) = &x[0].response.as_ref().unwrap().body else {
+        panic!("not sse")
+    };
+    // Both progress events touch the hole (the first ends in it, the second is
+    // skipped to find an event boundary): nothing is glued across it, and the
+    // result after it is still read.
+    assert_eq!(sse.events.len(), 1, "{:?}", sse.events);
+    assert_eq!(sse.events[0].data, result_json(1));
+    assert_eq!(
+        sse.problems,
+        ["event cut by bytes missing from the capture: event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notification"]
+    );
+    assert_eq!(outcomes(&bytes), ["1 TOOL_SUCCESS"]);
+}
+
+#[test]
+fn deflate_zlib_and_raw() {
+    for zlib in [true, false] {
+        let mut cap = Capture::new();
+        let mut c = cap.conn(Link::Ethernet, 40081, (1, 2));
+        cap.handshake(&mut c);
+        cap.send(&mut c, Side::Client, &call_request(1, ""));
+        let body = if zlib {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut e, result_json(1).as_bytes()).unwrap();
+            e.finish().unwrap()
+        } else {
+            let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut e, result_json(1).as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        let mut resp = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: deflate\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        resp.extend_from_slice(&body);
+        cap.send(&mut c, Side::Server, &resp);
+        let bytes = cap.pcap(Link::Ethernet, false, false);
+        assert_eq!(outcomes(&bytes), ["1 TOOL_SUCCESS"], "zlib={zlib}");
+    }
+}
+
+#[test]
+fn big_block_grows_the_buffer_and_hostile_caplen_stops_cleanly() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40082, (1, 2));
+    cap.handshake(&mut c);
+    // A 600 KiB non-IP frame: larger than the reader's first buffer.
+    cap.frames.push(Frame {
+        ts_ns: cap.now,
+        data: vec![0; 600 << 10],
+        orig_len: 600 << 10,
+        iface: 0,
+    });
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    cap.send(&mut c, Side::Server, &json_response(1));
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(outcomes(&bytes), ["1 TOOL_SUCCESS"]);
+    let (_, got) = collect(&bytes);
+    assert!(got.problems.is_empty(), "{:?}", problems(&got));
+
+    // A record header claiming 4 GiB.
+    let mut hostile = bytes[..24].to_vec();
+    hostile.extend_from_slice(&[
+        0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    ]);
+    hostile.extend_from_slice(&[0; 64]);
+    let (_, got) = collect(&hostile);
+    assert_eq!(got.problems.len(), 1, "{:?}", problems(&got));
+}

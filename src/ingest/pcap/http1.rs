@@ -301,9 +301,18 @@ impl Decoder {
         let res = match self {
             Decoder::Identity => return Ok(input.to_vec()),
             Decoder::Failed | Decoder::DeflateUnknown => return Ok(Vec::new()),
-            Decoder::Gzip(d) => d.write_all(input).map(|_| std::mem::take(d.get_mut())),
-            Decoder::Zlib(d) => d.write_all(input).map(|_| std::mem::take(d.get_mut())),
-            Decoder::Deflate(d) => d.write_all(input).map(|_| std::mem::take(d.get_mut())),
+            Decoder::Gzip(d) => d
+                .write_all(input)
+                .and_then(|_| d.flush())
+                .map(|_| std::mem::take(d.get_mut())),
+            Decoder::Zlib(d) => d
+                .write_all(input)
+                .and_then(|_| d.flush())
+                .map(|_| std::mem::take(d.get_mut())),
+            Decoder::Deflate(d) => d
+                .write_all(input)
+                .and_then(|_| d.flush())
+                .map(|_| std::mem::take(d.get_mut())),
         };
         res.map_err(|e| {
             let what = format!("{self:?}");
@@ -1012,7 +1021,8 @@ fn finish(p: Pending, end: End) -> Exchange {
     } = p;
     let mut end = end;
     let response = resp.map(|r| {
-        if r.truncated && end == End::Complete {
+        // Bytes lost from the capture say more than how the connection ended.
+        if r.truncated {
             end = End::Truncated;
         }
         let body = match r.body {
