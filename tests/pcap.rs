@@ -727,3 +727,47 @@ fn big_block_grows_the_buffer_and_hostile_caplen_stops_cleanly() {
     let (_, got) = collect(&hostile);
     assert_eq!(got.problems.len(), 1, "{:?}", problems(&got));
 }
+
+/// A real capture of the official Python SDK (see `tests/fixtures/pcap/README.md`).
+#[test]
+fn real_loopback_capture() {
+    let bytes = std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap();
+    let a = analyse(&bytes);
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert_eq!(a.exchanges, 16);
+    let got: Vec<String> = a
+        .calls
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {} {}",
+                c.tool.as_deref().unwrap_or("-"),
+                c.verdict.outcome,
+                c.verdict.evidence.content_type.as_deref().unwrap_or("-"),
+                c.verdict.evidence.end.as_str()
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "echo TOOL_SUCCESS application/json complete",
+            "fail TOOL_ERROR application/json complete",
+            "slow TOOL_SUCCESS application/json complete",
+            "echo TOOL_SUCCESS text/event-stream complete",
+            "fail TOOL_ERROR text/event-stream complete",
+            "slow TOOL_SUCCESS text/event-stream client_closed",
+        ]
+    );
+    let (_, got) = collect(&bytes);
+    let sse_events: Vec<usize> = http(&got)
+        .iter()
+        .filter_map(|x| match &x.response.as_ref()?.body {
+            Body::Sse(s) if x.request.method == "POST" => Some(s.events.len()),
+            _ => None,
+        })
+        .collect();
+    // initialize, notifications/initialized (202), tools/list, echo, fail, slow (4
+    // progress + result).
+    assert!(sse_events.ends_with(&[1, 1, 1, 5]), "{sse_events:?}");
+}
