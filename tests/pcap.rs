@@ -771,3 +771,66 @@ fn real_loopback_capture() {
     // progress + result).
     assert!(sse_events.ends_with(&[1, 1, 1, 5]), "{sse_events:?}");
 }
+
+/// The same exchanges written as mcpsift's JSONL exchange records.
+fn as_jsonl(c: &Collect) -> String {
+    use serde_json::{json, Value};
+    let hdrs = |h: &mcpsift::model::Headers| -> Value {
+        Value::Array(h.0.iter().map(|(n, v)| json!([n, v])).collect())
+    };
+    let mut out = String::new();
+    for x in http(c) {
+        let mut rec = json!({
+            "request": {
+                "method": x.request.method,
+                "url": x.request.url,
+                "headers": hdrs(&x.request.headers),
+                "body": String::from_utf8_lossy(&x.request.body),
+            },
+            "end": x.end.as_str(),
+        });
+        if let Some(r) = &x.response {
+            let mut resp = json!({"status": r.status, "headers": hdrs(&r.headers)});
+            match &r.body {
+                Body::Sse(s) => {
+                    resp["events"] = s
+                        .events
+                        .iter()
+                        .map(|e| json!({"event": e.event, "data": e.data}))
+                        .collect();
+                }
+                Body::Bytes(b) => resp["body"] = json!(String::from_utf8_lossy(b)),
+                Body::NotRecorded => {}
+            }
+            rec["response"] = resp;
+        }
+        out.push_str(&rec.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// The same traffic as a capture and as JSONL gets the same verdicts.
+#[test]
+fn same_verdicts_as_jsonl() {
+    let mut captures = vec![std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap()];
+    captures.push(sse_capture(|cap, c| cap.fin(c, Side::Server)));
+    captures.push(sse_capture(|cap, c| cap.rst(c, Side::Server)));
+    captures.push(sse_capture(|cap, c| {
+        cap.send(c, Side::Server, &chunk(&result_event(1)));
+    }));
+    let mut nr = Capture::new();
+    let mut c = nr.conn(Link::Ethernet, 40090, (1, 2));
+    nr.handshake(&mut c);
+    nr.send(&mut c, Side::Client, &call_request(1, ""));
+    nr.send(&mut c, Side::Client, &call_request(2, ""));
+    nr.send(&mut c, Side::Server, &json_response(1));
+    captures.push(nr.pcap(Link::Ethernet, false, false));
+    for bytes in captures {
+        let from_pcap = outcomes(&bytes);
+        let jsonl = as_jsonl(&collect(&bytes).1);
+        let from_jsonl = outcomes(jsonl.as_bytes());
+        assert!(!from_pcap.is_empty());
+        assert_eq!(from_pcap, from_jsonl, "{jsonl}");
+    }
+}
