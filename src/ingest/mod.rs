@@ -7,6 +7,7 @@ mod clientlog;
 mod har;
 mod jsonarray;
 mod jsonl;
+mod pcap;
 
 use crate::config::Limits;
 use crate::model::{Exchange, Locator};
@@ -130,8 +131,14 @@ fn ingest_level(
                 other => other,
             })
         }
-        Sniffed::Pcap => Err(IngestError::NotSupported("pcap")),
-        Sniffed::Pcapng => Err(IngestError::NotSupported("pcapng")),
+        Sniffed::Pcap => {
+            pcap::read(reader, false, limits, sink)?;
+            Ok(Format::Pcap)
+        }
+        Sniffed::Pcapng => {
+            pcap::read(reader, true, limits, sink)?;
+            Ok(Format::Pcapng)
+        }
         Sniffed::Har => {
             har::read(reader, limits, sink)?;
             Ok(Format::Har)

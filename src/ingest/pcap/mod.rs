@@ -1,0 +1,795 @@
+//! pcap and pcapng inputs: the block loop over `pcap-parser`'s streaming readers, the
+//! table of live TCP connections, and protocol detection per connection. Each frame
+//! goes link (`link`) → IP/TCP (`etherparse`) → reassembly (`tcp`) → HTTP/1.1
+//! (`http1`); exchanges go to the sink as soon as they complete, so memory is bounded
+//! by the connections still open, never by the file. See `docs/pcap.md`.
+
+mod http1;
+mod link;
+mod tcp;
+
+use super::{IngestError, Problem, Sink};
+use crate::config::Limits;
+use crate::model::{Exchange, Locator, Timestamp};
+use http1::{Caps, Ctx, Http1, Start};
+use pcap_parser::pcapng::Block;
+use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
+use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::io::Read;
+use std::net::IpAddr;
+use tcp::{Chunk, HalfStream, Segment};
+
+/// The reader's first buffer: larger buffers were slower (`rust-stack.md` §2).
+const BUFFER: usize = 256 << 10;
+/// Largest single block we grow the buffer for.
+const BUFFER_MAX: usize = 16 << 20;
+/// Most connections tracked at once; the least recently seen is closed past this.
+const MAX_CONNS: usize = 65_536;
+/// Problems of one kind reported one by one before only counting them.
+const PER_KIND: u64 = 20;
+
+/// Reads a whole pcap (`ng == false`) or pcapng capture into `sink`.
+pub fn read(
+    reader: impl Read,
+    ng: bool,
+    limits: &Limits,
+    sink: &mut dyn Sink,
+) -> Result<(), IngestError> {
+    // `create_reader` wants a `Send` reader; we already know the format, so the
+    // two readers are built directly.
+    let opened: Result<Box<dyn PcapReaderIterator + '_>, PcapError<&'static [u8]>> = if ng {
+        PcapNGReader::new(BUFFER, reader).map(|r| Box::new(r) as Box<dyn PcapReaderIterator>)
+    } else {
+        LegacyPcapReader::new(BUFFER, reader).map(|r| Box::new(r) as Box<dyn PcapReaderIterator>)
+    };
+    let mut rdr = opened.map_err(|e| {
+        IngestError::Unrecognised(format!(
+            "{} header cannot be read: {}",
+            if ng { "pcapng section" } else { "pcap file" },
+            describe(&e)
+        ))
+    })?;
+    let mut st = State::new(limits);
+    let mut size = BUFFER;
+    let mut stalls = 0u32;
+    loop {
+        match rdr.next() {
+            Ok((used, block)) => {
+                stalls = 0;
+                st.block(block);
+                rdr.consume(used);
+                st.drain(sink);
+            }
+            Err(PcapError::Eof) => break,
+            Err(PcapError::Incomplete(_)) => {
+                // The reader reports end of data as UnexpectedEof on the next call;
+                // a buffer that cannot take more without growing stalls here.
+                stalls += 1;
+                if stalls > 2 && !grow(&mut *rdr, &mut size) {
+                    st.note_stop(format!(
+                        "a block larger than {BUFFER_MAX} bytes; the rest of the file is not read"
+                    ));
+                    break;
+                }
+                if rdr.refill().is_err() {
+                    return Err(IngestError::Io(std::io::Error::other(
+                        "read error inside the capture",
+                    )));
+                }
+            }
+            Err(PcapError::BufferTooSmall) => {
+                if !grow(&mut *rdr, &mut size) {
+                    st.note_stop(format!(
+                        "a block larger than {BUFFER_MAX} bytes; the rest of the file is not read"
+                    ));
+                    break;
+                }
+                if rdr.refill().is_err() {
+                    return Err(IngestError::Io(std::io::Error::other(
+                        "read error inside the capture",
+                    )));
+                }
+            }
+            Err(PcapError::UnexpectedEof) => {
+                st.note_stop(
+                    "the file ends inside a record: the capture is truncated (was tcpdump killed?)"
+                        .to_owned(),
+                );
+                break;
+            }
+            Err(PcapError::ReadError) => {
+                return Err(IngestError::Io(std::io::Error::other(
+                    "read error inside the capture",
+                )))
+            }
+            Err(e) => {
+                let what = describe(&e);
+                st.note_stop(format!(
+                    "corrupt data after frame {} ({what}); the rest of the file is not read",
+                    st.frame
+                ));
+                break;
+            }
+        }
+    }
+    st.finish();
+    st.drain(sink);
+    Ok(())
+}
+
+fn describe<I>(e: &PcapError<I>) -> String {
+    match e {
+        PcapError::Eof => "empty".into(),
+        PcapError::BufferTooSmall => "block too large".into(),
+        PcapError::UnexpectedEof | PcapError::Incomplete(_) => "cut short".into(),
+        PcapError::ReadError => "read error".into(),
+        PcapError::HeaderNotRecognized => "header not recognized".into(),
+        PcapError::NomError(_, k) | PcapError::OwnedNomError(_, k) => {
+            format!("bad structure: {}", k.description())
+        }
+    }
+}
+
+fn grow(rdr: &mut dyn PcapReaderIterator, size: &mut usize) -> bool {
+    if *size >= BUFFER_MAX {
+        return false;
+    }
+    *size = (*size * 2).min(BUFFER_MAX);
+    rdr.grow(*size)
+}
+
+/// One interface of a pcapng section (or the pcap file's one).
+#[derive(Debug, Clone, Copy)]
+struct Iface {
+    linktype: i32,
+    /// Timestamp units per second.
+    res: u64,
+    /// Seconds added to every timestamp.
+    offset: i64,
+}
+
+type Endpoint = (IpAddr, u16);
+
+/// What a connection carries, as far as known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Proto {
+    Undecided,
+    Http,
+    Tls,
+    Http2,
+    Other,
+}
+
+struct Conn {
+    /// `ends[0]` sent what `half[0]` holds.
+    ends: [Endpoint; 2],
+    half: [HalfStream; 2],
+    proto: Proto,
+    /// First bytes of each direction while the protocol is undecided.
+    probe: [Vec<u8>; 2],
+    /// Each direction's verdict on its first bytes.
+    start: [Option<Start>; 2],
+    /// Index of the client's direction, once known.
+    client: Option<usize>,
+    http: Option<Http1>,
+    fin_done: [bool; 2],
+    bytes: [u64; 2],
+    skipped: [u64; 2],
+    first_frame: u64,
+    last_ts: Timestamp,
+    reported: bool,
+}
+
+struct State {
+    caps: Caps,
+    ooo_cap: usize,
+    frame: u64,
+    last_ts: Timestamp,
+    legacy: Option<Iface>,
+    ifaces: Vec<Iface>,
+    conns: HashMap<(Endpoint, Endpoint), Conn>,
+    out: Vec<Exchange>,
+    problems: Vec<(Locator, String)>,
+    counts: HashMap<&'static str, u64>,
+    stopped: Option<String>,
+}
+
+impl State {
+    fn new(limits: &Limits) -> State {
+        State {
+            caps: Caps {
+                body: limits.max_record_bytes,
+                event: limits.max_event_bytes,
+                decoded: limits.max_decompressed_bytes,
+            },
+            ooo_cap: tcp::DEFAULT_OOO_CAP,
+            frame: 0,
+            last_ts: Timestamp(0),
+            legacy: None,
+            ifaces: Vec::new(),
+            conns: HashMap::new(),
+            out: Vec::new(),
+            problems: Vec::new(),
+            counts: HashMap::new(),
+            stopped: None,
+        }
+    }
+
+    fn drain(&mut self, sink: &mut dyn Sink) {
+        for x in self.out.drain(..) {
+            sink.exchange(x);
+        }
+        for (locator, message) in self.problems.drain(..) {
+            sink.problem(Problem { locator, message });
+        }
+    }
+
+    /// A per-frame problem, reported one by one up to a limit per kind.
+    fn frame_problem(&mut self, kind: &'static str, message: String) {
+        let n = self.counts.entry(kind).or_insert(0);
+        *n += 1;
+        if *n <= PER_KIND {
+            self.problems.push((
+                Locator::Frames {
+                    request: self.frame,
+                    response: None,
+                },
+                message,
+            ));
+        }
+    }
+
+    fn note_stop(&mut self, why: String) {
+        self.stopped = Some(why);
+    }
+
+    fn block(&mut self, block: PcapBlockOwned<'_>) {
+        match block {
+            PcapBlockOwned::LegacyHeader(h) => {
+                self.legacy = Some(Iface {
+                    linktype: h.network.0,
+                    res: if h.is_nanosecond_precision() {
+                        1_000_000_000
+                    } else {
+                        1_000_000
+                    },
+                    offset: 0,
+                });
+            }
+            PcapBlockOwned::Legacy(b) => {
+                self.frame += 1;
+                let Some(iface) = self.legacy else { return };
+                let frac = u64::from(b.ts_usec);
+                let ts = timestamp(i64::from(b.ts_sec), frac, iface.res);
+                let missing = u64::from(b.origlen).saturating_sub(b.data.len() as u64);
+                self.packet(iface.linktype, ts, b.data, missing);
+            }
+            PcapBlockOwned::NG(Block::SectionHeader(_)) => self.ifaces.clear(),
+            PcapBlockOwned::NG(Block::InterfaceDescription(idb)) => {
+                let res = idb.ts_resolution().unwrap_or(1_000_000);
+                self.ifaces.push(Iface {
+                    linktype: idb.linktype.0,
+                    res: res.max(1),
+                    offset: idb.ts_offset(),
+                });
+            }
+            PcapBlockOwned::NG(Block::EnhancedPacket(epb)) => {
+                self.frame += 1;
+                let Some(iface) = self.ifaces.get(epb.if_id as usize).copied() else {
+                    self.frame_problem(
+                        "no-iface",
+                        format!(
+                            "packet names interface {} that no Interface Description Block described; skipped",
+                            epb.if_id
+                        ),
+                    );
+                    return;
+                };
+                let raw = (u64::from(epb.ts_high) << 32) | u64::from(epb.ts_low);
+                let ts = timestamp(
+                    iface.offset.saturating_add((raw / iface.res) as i64),
+                    raw % iface.res,
+                    iface.res,
+                );
+                let data = epb.packet_data();
+                let missing = u64::from(epb.orig_len()).saturating_sub(data.len() as u64);
+                self.packet(iface.linktype, ts, data, missing);
+            }
+            PcapBlockOwned::NG(Block::SimplePacket(spb)) => {
+                self.frame += 1;
+                let Some(iface) = self.ifaces.first().copied() else {
+                    self.frame_problem(
+                        "no-iface",
+                        "simple packet block before any Interface Description Block; skipped"
+                            .to_owned(),
+                    );
+                    return;
+                };
+                // A simple packet block has no timestamp: it inherits the last one.
+                let data = spb.packet_data();
+                let missing = u64::from(spb.orig_len()).saturating_sub(data.len() as u64);
+                let ts = self.last_ts;
+                self.packet(iface.linktype, ts, data, missing);
+            }
+            // Statistics, name resolution, secrets, custom and unknown blocks carry
+            // no packets.
+            PcapBlockOwned::NG(_) => {}
+        }
+    }
+
+    fn packet(&mut self, linktype: i32, ts: Timestamp, data: &[u8], missing: u64) {
+        self.last_ts = self.last_ts.max(ts);
+        let l3 = match link::decode(linktype, data) {
+            Ok(l3) => l3,
+            Err(link::LinkError::NotIp(_)) => return,
+            Err(e @ link::LinkError::UnsupportedLinkType(_)) => {
+                self.frame_problem("linktype", e.to_string());
+                return;
+            }
+            Err(e) => {
+                self.frame_problem("short", e.to_string());
+                return;
+            }
+        };
+        let pkt = match etherparse::LaxSlicedPacket::from_ip(l3.bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                self.frame_problem("ip", format!("not a valid IP packet: {e}"));
+                return;
+            }
+        };
+        let (src, dst, fragmented, incomplete) = match &pkt.net {
+            Some(etherparse::LaxNetSlice::Ipv4(v4)) => (
+                IpAddr::V4(v4.header().source_addr()),
+                IpAddr::V4(v4.header().destination_addr()),
+                v4.payload().fragmented,
+                v4.payload().incomplete,
+            ),
+            Some(etherparse::LaxNetSlice::Ipv6(v6)) => (
+                IpAddr::V6(v6.header().source_addr()),
+                IpAddr::V6(v6.header().destination_addr()),
+                v6.payload().fragmented,
+                v6.payload().incomplete,
+            ),
+            _ => return,
+        };
+        let Some(etherparse::TransportSlice::Tcp(t)) = &pkt.transport else {
+            if fragmented {
+                self.frame_problem(
+                    "fragment",
+                    format!("IP fragment {src} → {dst}: fragments are not reassembled, so its TCP data is lost"),
+                );
+            }
+            return;
+        };
+        if fragmented {
+            self.frame_problem(
+                "fragment",
+                format!("IP fragment {src} → {dst}: fragments are not reassembled, so its TCP data is lost"),
+            );
+            return;
+        }
+        let from: Endpoint = (src, t.source_port());
+        let to: Endpoint = (dst, t.destination_port());
+        let seg = Segment {
+            seq: t.sequence_number(),
+            syn: t.syn(),
+            fin: t.fin(),
+            data: t.payload(),
+            missing: if incomplete { missing } else { 0 },
+            ts,
+            frame: self.frame,
+        };
+        self.tcp(from, to, seg, t.rst(), t.syn() && !t.ack());
+    }
+
+    fn tcp(&mut self, from: Endpoint, to: Endpoint, seg: Segment<'_>, rst: bool, opening: bool) {
+        let key = if from <= to { (from, to) } else { (to, from) };
+        if opening {
+            // A new SYN on a 4-tuple already in use: the old connection is over.
+            let reused = self
+                .conns
+                .get(&key)
+                .is_some_and(|c| c.bytes.iter().any(|&b| b > 0) || c.fin_done.iter().any(|&f| f));
+            if reused {
+                if let Some(c) = self.conns.remove(&key) {
+                    self.close(c, End2::CaptureEnded);
+                }
+            }
+        }
+        if !self.conns.contains_key(&key) {
+            if seg.data.is_empty() && !seg.syn && !seg.fin {
+                // A bare ACK or RST of a connection we know nothing of.
+                return;
+            }
+            if self.conns.len() >= MAX_CONNS {
+                self.evict();
+            }
+            self.conns.insert(
+                key,
+                Conn {
+                    ends: [from, to],
+                    half: [HalfStream::new(self.ooo_cap), HalfStream::new(self.ooo_cap)],
+                    proto: Proto::Undecided,
+                    probe: [Vec::new(), Vec::new()],
+                    start: [None, None],
+                    client: opening.then_some(0),
+                    http: None,
+                    fin_done: [false, false],
+                    bytes: [0, 0],
+                    skipped: [0, 0],
+                    first_frame: seg.frame,
+                    last_ts: seg.ts,
+                    reported: false,
+                },
+            );
+        }
+        let Some(mut c) = self.conns.remove(&key) else {
+            return;
+        };
+        let d = usize::from(c.ends[0] != from);
+        c.last_ts = c.last_ts.max(seg.ts);
+        let mut chunks = Vec::new();
+        if let Some(h) = c.half.get_mut(d) {
+            h.push(seg, &mut chunks);
+        }
+        let mut cx = Ctx {
+            problems: &mut self.problems,
+            out: &mut self.out,
+        };
+        c.feed(d, chunks, self.caps, &mut cx);
+        c.check_fins(seg.ts, &mut cx);
+        if rst {
+            for side in 0..2 {
+                let mut chunks = Vec::new();
+                if let Some(h) = c.half.get_mut(side) {
+                    h.flush(seg.ts, &mut chunks);
+                }
+                c.feed(side, chunks, self.caps, &mut cx);
+            }
+            if let Some(h) = c.http.as_mut() {
+                h.reset(seg.ts, &mut cx);
+            }
+            self.close(c, End2::Reset);
+            return;
+        }
+        if c.fin_done[0] && c.fin_done[1] {
+            self.close(c, End2::Closed);
+            return;
+        }
+        self.conns.insert(key, c);
+    }
+
+    fn evict(&mut self) {
+        let oldest = self
+            .conns
+            .iter()
+            .min_by_key(|(_, c)| (c.last_ts, c.first_frame))
+            .map(|(k, _)| *k);
+        if let Some(c) = oldest.and_then(|k| self.conns.remove(&k)) {
+            self.frame_problem(
+                "evict",
+                format!("more than {MAX_CONNS} TCP connections open at once; the least recently active one is closed early (its open exchanges end as capture_ended)"),
+            );
+            self.close(c, End2::CaptureEnded);
+        }
+    }
+
+    /// Ends a connection: flushes its streams and reports what it carried.
+    fn close(&mut self, mut c: Conn, how: End2) {
+        let ts = c.last_ts;
+        let mut cx = Ctx {
+            problems: &mut self.problems,
+            out: &mut self.out,
+        };
+        if how == End2::CaptureEnded {
+            for side in 0..2 {
+                let mut chunks = Vec::new();
+                if let Some(h) = c.half.get_mut(side) {
+                    h.flush(ts, &mut chunks);
+                }
+                c.feed(side, chunks, self.caps, &mut cx);
+            }
+            c.check_fins(ts, &mut cx);
+            if let Some(h) = c.http.as_mut() {
+                h.capture_ended(ts, &mut cx);
+            }
+        }
+        // Bytes held while undecided are judged now, with nothing more to come.
+        for d in 0..2 {
+            if c.start[d].is_none() && !c.probe[d].is_empty() {
+                let probe = std::mem::take(&mut c.probe[d]);
+                c.start[d] = http1::classify_start(&probe, true);
+                c.probe[d] = probe;
+            }
+        }
+        c.report(&mut cx);
+    }
+
+    fn finish(&mut self) {
+        let mut conns: Vec<Conn> = self.conns.drain().map(|(_, c)| c).collect();
+        conns.sort_by_key(|c| c.first_frame);
+        for c in conns {
+            self.close(c, End2::CaptureEnded);
+        }
+        let mut counts: Vec<(&'static str, u64)> = self.counts.drain().collect();
+        counts.sort();
+        for (kind, n) in counts {
+            if n > PER_KIND {
+                self.problems.push((
+                    Locator::Input,
+                    format!(
+                        "{} more frames with the same kind of problem ({kind}) were not listed one by one",
+                        n - PER_KIND
+                    ),
+                ));
+            }
+        }
+        if let Some(why) = self.stopped.take() {
+            self.problems.push((
+                Locator::Frames {
+                    request: self.frame,
+                    response: None,
+                },
+                format!("after frame {}: {why}", self.frame),
+            ));
+        }
+    }
+}
+
+/// How a connection left the table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum End2 {
+    Closed,
+    Reset,
+    CaptureEnded,
+}
+
+impl Conn {
+    fn endpoint(&self, d: usize) -> String {
+        let (ip, port) = self.ends.get(d).copied().unwrap_or(self.ends[0]);
+        match ip {
+            IpAddr::V4(a) => format!("{a}:{port}"),
+            IpAddr::V6(a) => format!("[{a}]:{port}"),
+        }
+    }
+
+    fn feed(&mut self, d: usize, chunks: Vec<Chunk>, caps: Caps, cx: &mut Ctx) {
+        for chunk in chunks {
+            match chunk {
+                Chunk::Gap { len } => {
+                    if self.proto == Proto::Http {
+                        self.gap(d, len, cx);
+                    } else if let Some(p) = self.probe.get_mut(d) {
+                        // Undecided bytes before a hole cannot be joined to after it.
+                        p.clear();
+                        if let Some(s) = self.start.get_mut(d) {
+                            s.get_or_insert(Start::Other);
+                        }
+                    }
+                }
+                Chunk::Data { bytes, ts, frame } => {
+                    if let Some(b) = self.bytes.get_mut(d) {
+                        *b += bytes.len() as u64;
+                    }
+                    if self.proto == Proto::Http {
+                        self.http_bytes(d, &bytes, ts, frame, cx);
+                        continue;
+                    }
+                    if self.start.get(d).copied().flatten().is_some() {
+                        // This direction was judged and the connection is not HTTP
+                        // (yet): its bytes are only counted.
+                        if let Some(s) = self.skipped.get_mut(d) {
+                            *s += bytes.len() as u64;
+                        }
+                        continue;
+                    }
+                    let Some(probe) = self.probe.get_mut(d) else {
+                        continue;
+                    };
+                    probe.extend_from_slice(&bytes);
+                    let verdict = http1::classify_start(probe, false);
+                    let Some(v) = verdict else { continue };
+                    if let Some(s) = self.start.get_mut(d) {
+                        *s = Some(v);
+                    }
+                    match v {
+                        Start::Request | Start::Response => {
+                            let client = if v == Start::Request { d } else { 1 - d };
+                            self.begin_http(client, caps, cx);
+                            let held = std::mem::take(&mut self.probe[d]);
+                            self.http_bytes(d, &held, ts, frame, cx);
+                        }
+                        Start::Tls => {
+                            self.proto = Proto::Tls;
+                            self.client.get_or_insert(d);
+                        }
+                        Start::Http2Preface => {
+                            self.proto = Proto::Http2;
+                            self.client.get_or_insert(d);
+                        }
+                        Start::Other => {
+                            if self.proto == Proto::Undecided {
+                                self.proto = Proto::Other;
+                            }
+                            // Keep a few bytes to describe the flow in its report.
+                            let n = self.probe[d].len() as u64;
+                            self.probe[d].truncate(16);
+                            if let Some(s) = self.skipped.get_mut(d) {
+                                *s += n;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn begin_http(&mut self, client: usize, caps: Caps, cx: &mut Ctx) {
+        self.proto = Proto::Http;
+        self.client = Some(client);
+        let server = self.endpoint(1 - client);
+        let mut h = Http1::new(caps, server);
+        // The other direction already said something that was not an HTTP start:
+        // the capture began mid-connection there.
+        let other = 1 - client;
+        let skipped = self.skipped.get(other).copied().unwrap_or(0);
+        if skipped > 0 || self.start.get(other).copied().flatten() == Some(Start::Other) {
+            if other == client {
+                h.client_gap(skipped, cx);
+            } else {
+                h.server_gap(skipped, cx);
+            }
+            cx.problems.push((
+                Locator::Frames {
+                    request: self.first_frame,
+                    response: None,
+                },
+                format!(
+                    "TCP {} → {}: the capture starts inside this connection; {skipped} bytes before the first HTTP message are skipped",
+                    self.endpoint(other),
+                    self.endpoint(1 - other),
+                ),
+            ));
+        }
+        self.http = Some(h);
+    }
+
+    fn http_bytes(&mut self, d: usize, bytes: &[u8], ts: Timestamp, frame: u64, cx: &mut Ctx) {
+        let Some(h) = self.http.as_mut() else { return };
+        if Some(d) == self.client {
+            h.client_bytes(bytes, ts, frame, cx);
+        } else {
+            h.server_bytes(bytes, ts, frame, cx);
+        }
+    }
+
+    fn gap(&mut self, d: usize, len: u64, cx: &mut Ctx) {
+        let Some(h) = self.http.as_mut() else { return };
+        if Some(d) == self.client {
+            h.client_gap(len, cx);
+        } else {
+            h.server_gap(len, cx);
+        }
+    }
+
+    /// Tells HTTP about each side's FIN once every byte before it was delivered.
+    fn check_fins(&mut self, ts: Timestamp, cx: &mut Ctx) {
+        for d in 0..2 {
+            let finished = self.half.get(d).is_some_and(HalfStream::finished);
+            if !finished || self.fin_done.get(d).copied().unwrap_or(true) {
+                continue;
+            }
+            if let Some(f) = self.fin_done.get_mut(d) {
+                *f = true;
+            }
+            if let Some(h) = self.http.as_mut() {
+                if Some(d) == self.client {
+                    h.client_fin();
+                } else {
+                    h.server_fin(ts, cx);
+                }
+            }
+        }
+    }
+
+    /// A summary problem for a connection that carried data but no HTTP/1.1.
+    fn report(&mut self, cx: &mut Ctx) {
+        if self.reported {
+            return;
+        }
+        self.reported = true;
+        for d in 0..2 {
+            let Some(stats) = self.half.get(d).map(|h| h.stats) else {
+                continue;
+            };
+            let flow = format!("TCP {} → {}", self.endpoint(d), self.endpoint(1 - d));
+            let mut notes = Vec::new();
+            if stats.conflicting_bytes > 0 {
+                notes.push(format!(
+                    "{} retransmitted bytes differ from the first copy (the first copy is kept)",
+                    stats.conflicting_bytes
+                ));
+            }
+            if stats.cap_hits > 0 {
+                notes.push(format!(
+                    "more than {} bytes waited behind a hole {} time(s): the hole was given up as lost",
+                    tcp::DEFAULT_OOO_CAP,
+                    stats.cap_hits
+                ));
+            }
+            if stats.gap_bytes > 0 {
+                notes.push(format!(
+                    "{} bytes are missing from the capture (lost packets or snap length)",
+                    stats.gap_bytes
+                ));
+            }
+            if !notes.is_empty() {
+                cx.problems.push((
+                    Locator::Frames {
+                        request: self.first_frame,
+                        response: None,
+                    },
+                    format!("{flow}: {}", notes.join("; ")),
+                ));
+            }
+        }
+        if self.proto == Proto::Http {
+            return;
+        }
+        let total: u64 = self.bytes.iter().sum();
+        if total == 0 {
+            return;
+        }
+        let client = self.client.unwrap_or(0);
+        let server = 1 - client;
+        let flow = format!(
+            "TCP {} → {} ({} bytes client→server, {} bytes back)",
+            self.endpoint(client),
+            self.endpoint(server),
+            self.bytes.get(client).copied().unwrap_or(0),
+            self.bytes.get(server).copied().unwrap_or(0),
+        );
+        let what = if self.start.contains(&Some(Start::Tls)) || self.proto == Proto::Tls {
+            "TLS: encrypted, so no HTTP can be read. Capture with SSLKEYLOGFILE set and decrypt (`editcap --inject-secrets tls,keys.txt`), capture before TLS, or record a HAR instead".to_owned()
+        } else if self.start.contains(&Some(Start::Http2Preface)) || self.proto == Proto::Http2 {
+            "HTTP/2 with prior knowledge (h2c preface `PRI *`): mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges".to_owned()
+        } else {
+            let mut first = String::new();
+            for probe in &self.probe {
+                for &b in probe.iter().take(16) {
+                    if b.is_ascii_graphic() || b == b' ' {
+                        first.push(b as char);
+                    } else {
+                        let _ = write!(first, "\\x{b:02x}");
+                    }
+                }
+                if !first.is_empty() {
+                    break;
+                }
+            }
+            if first.is_empty() {
+                "not HTTP/1.1".to_owned()
+            } else {
+                format!("not HTTP/1.1 (starts with \"{first}\")")
+            }
+        };
+        cx.problems.push((
+            Locator::Frames {
+                request: self.first_frame,
+                response: None,
+            },
+            format!("{flow}: {what}"),
+        ));
+    }
+}
+
+/// `whole` seconds plus `frac` units of `1/res` s.
+fn timestamp(whole: i64, frac: u64, res: u64) -> Timestamp {
+    let res = res.max(1);
+    let extra = (frac / res) as i64;
+    let nanos = (u128::from(frac % res) * 1_000_000_000 / u128::from(res)) as u32;
+    Timestamp::from_parts(whole.saturating_add(extra), nanos)
+}

@@ -1,0 +1,499 @@
+//! TCP reassembly for one direction of one connection: segments in capture order in,
+//! contiguous stream bytes out, in sequence order, with every hole reported as a gap
+//! of known length. Written here because no crate combines delivery on arrival (not
+//! on ACK: offline, one side may be missing), first-copy-wins overlaps with conflict
+//! counting, and hard per-connection caps (`reference/rust-stack.md` §1.3).
+//!
+//! Sequence numbers are turned into 64-bit stream offsets by their signed distance
+//! from the next expected sequence number, so wrap-around at 2^32 is invisible.
+//! Data after a hole is never joined to data before it: the hole is delivered as
+//! `Chunk::Gap` once it is given up on (buffer cap, reset, end of capture).
+
+use crate::model::Timestamp;
+use std::collections::BTreeMap;
+
+/// Default cap on out-of-order bytes held per direction.
+pub const DEFAULT_OOO_CAP: usize = 1 << 20;
+/// Delivered bytes kept to compare retransmissions against.
+const RECENT: usize = 64 << 10;
+
+/// What a direction delivers, in stream order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Chunk {
+    /// Contiguous bytes; `ts` is when they became deliverable, `frame` the frame
+    /// that carried their first byte.
+    Data {
+        bytes: Vec<u8>,
+        ts: Timestamp,
+        frame: u64,
+    },
+    /// `len` bytes that the capture does not hold.
+    Gap { len: u64 },
+}
+
+#[derive(Debug)]
+enum Piece {
+    Bytes(Vec<u8>),
+    /// Bytes the packet carried but the capture cut (caplen < len).
+    Lost(u64),
+}
+
+impl Piece {
+    fn len(&self) -> u64 {
+        match self {
+            Piece::Bytes(b) => b.len() as u64,
+            Piece::Lost(n) => *n,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Seg {
+    piece: Piece,
+    frame: u64,
+}
+
+/// One TCP segment as the reassembler needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Segment<'a> {
+    pub seq: u32,
+    pub syn: bool,
+    pub fin: bool,
+    pub data: &'a [u8],
+    /// Payload bytes the packet had beyond `data` (snap length).
+    pub missing: u64,
+    pub ts: Timestamp,
+    pub frame: u64,
+}
+
+/// Counters a person may want to hear about.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Bytes received again after they were already held or delivered.
+    pub duplicate_bytes: u64,
+    /// Of those, bytes whose second copy differed from the first (first wins).
+    pub conflicting_bytes: u64,
+    /// Bytes given up on: lost from the capture.
+    pub gap_bytes: u64,
+    /// Times the out-of-order buffer cap forced a hole to be given up on.
+    pub cap_hits: u64,
+    /// Bytes that arrived before the first byte this direction was synced to.
+    pub before_start: u64,
+}
+
+/// One direction of a TCP connection.
+#[derive(Debug)]
+pub struct HalfStream {
+    /// Sequence number of the byte at offset `next`, once synced.
+    next_seq: Option<u32>,
+    /// Stream offset of the next byte to deliver.
+    next: u64,
+    pending: BTreeMap<u64, Seg>,
+    pending_bytes: usize,
+    cap: usize,
+    recent: Vec<u8>,
+    /// Offset of `recent[0]`.
+    recent_start: u64,
+    /// Offset of the FIN, once seen.
+    fin_at: Option<u64>,
+    pub stats: Stats,
+}
+
+impl HalfStream {
+    pub fn new(cap: usize) -> HalfStream {
+        HalfStream {
+            next_seq: None,
+            next: 0,
+            pending: BTreeMap::new(),
+            pending_bytes: 0,
+            cap,
+            recent: Vec::new(),
+            recent_start: 0,
+            fin_at: None,
+            stats: Stats::default(),
+        }
+    }
+
+    /// True once every byte up to the FIN was delivered or given up on.
+    pub fn finished(&self) -> bool {
+        self.fin_at.is_some_and(|f| f <= self.next)
+    }
+
+    /// Takes one segment; pushes whatever became contiguous to `out`.
+    pub fn push(&mut self, seg: Segment<'_>, out: &mut Vec<Chunk>) {
+        let mut seq = seg.seq;
+        if seg.syn {
+            // The SYN takes one sequence number; data (rare) starts after it.
+            seq = seq.wrapping_add(1);
+            if self.next_seq.is_none() || self.next == 0 && self.pending.is_empty() {
+                self.next_seq = Some(seq);
+            }
+        }
+        let base = *self.next_seq.get_or_insert(seq);
+        let delta = seq.wrapping_sub(base) as i32 as i64;
+        let start = (self.next as i64).saturating_add(delta);
+        let len = seg.data.len() as u64 + seg.missing;
+        let end = start.saturating_add(len as i64);
+        if seg.fin && self.fin_at.is_none() && end >= 0 {
+            self.fin_at = Some(end as u64);
+        }
+        if len > 0 {
+            self.insert(start, seg.data, seg.missing, seg.frame);
+            self.drain(seg.ts, out);
+            self.enforce_cap(seg.ts, out);
+        }
+    }
+
+    /// Gives up on every hole: delivers what is held, with gaps between, and a gap
+    /// for bytes missing before the FIN. Used on reset and at end of capture.
+    pub fn flush(&mut self, ts: Timestamp, out: &mut Vec<Chunk>) {
+        while let Some((&k, _)) = self.pending.first_key_value() {
+            self.skip_to(k, out);
+            self.drain(ts, out);
+        }
+        if let Some(f) = self.fin_at {
+            self.skip_to(f, out);
+        }
+    }
+
+    fn skip_to(&mut self, to: u64, out: &mut Vec<Chunk>) {
+        if to > self.next {
+            let len = to - self.next;
+            self.stats.gap_bytes += len;
+            out.push(Chunk::Gap { len });
+            self.advance(len);
+        }
+    }
+
+    fn advance(&mut self, len: u64) {
+        self.next += len;
+        if let Some(s) = self.next_seq.as_mut() {
+            *s = s.wrapping_add(len as u32);
+        }
+    }
+
+    fn insert(&mut self, start: i64, data: &[u8], missing: u64, frame: u64) {
+        let total = data.len() as u64 + missing;
+        let mut start = start;
+        let mut data = data;
+        let mut missing = missing;
+        let mut total = total;
+        if start < 0 {
+            // Bytes before the point this direction was synced to (capture began
+            // mid-connection and a retransmission of older data showed up).
+            let skip = start.unsigned_abs().min(total);
+            self.stats.before_start += skip;
+            let from_data = (skip as usize).min(data.len());
+            data = data.get(from_data..).unwrap_or(&[]);
+            missing -= skip - from_data as u64;
+            total -= skip;
+            start = 0;
+        }
+        let mut start = start as u64;
+        if start < self.next {
+            // Already delivered: a retransmission. Compare with what we kept.
+            let dup = (self.next - start).min(total);
+            self.stats.duplicate_bytes += dup;
+            let dup_data = (dup as usize).min(data.len());
+            if let Some(old) = self.recent_slice(start, dup_data) {
+                let differ = old.iter().zip(data.iter()).filter(|(a, b)| a != b).count();
+                self.stats.conflicting_bytes += differ as u64;
+            }
+            data = data.get(dup_data..).unwrap_or(&[]);
+            missing -= dup - dup_data as u64;
+            total -= dup;
+            start += dup;
+        }
+        if total == 0 {
+            return;
+        }
+        let end = start + total;
+        // Pieces of [start, end) not yet held; held bytes win (first copy).
+        let mut gaps: Vec<(u64, u64)> = Vec::new();
+        let mut cursor = start;
+        let first = self
+            .pending
+            .range(..start)
+            .next_back()
+            .map(|(&k, _)| k)
+            .unwrap_or(start);
+        for (&k, held) in self.pending.range(first..end) {
+            let k_end = k + held.piece.len();
+            if k_end <= cursor {
+                continue;
+            }
+            if k > cursor {
+                gaps.push((cursor, k));
+            }
+            let o_start = k.max(cursor);
+            let o_end = k_end.min(end);
+            self.stats.duplicate_bytes += o_end - o_start;
+            if let Piece::Bytes(old) = &held.piece {
+                for off in o_start..o_end {
+                    let a = old.get((off - k) as usize);
+                    let b = data.get((off - start) as usize);
+                    if let (Some(a), Some(b)) = (a, b) {
+                        if a != b {
+                            self.stats.conflicting_bytes += 1;
+                        }
+                    }
+                }
+            }
+            cursor = cursor.max(k_end);
+        }
+        if cursor < end {
+            gaps.push((cursor, end));
+        }
+        let data_end = start + data.len() as u64;
+        for (a, b) in gaps {
+            // Split each new piece into its captured part and its lost part.
+            if a < data_end {
+                let upto = b.min(data_end);
+                let bytes = data
+                    .get((a - start) as usize..(upto - start) as usize)
+                    .unwrap_or(&[])
+                    .to_vec();
+                self.pending_bytes += bytes.len();
+                self.pending.insert(
+                    a,
+                    Seg {
+                        piece: Piece::Bytes(bytes),
+                        frame,
+                    },
+                );
+            }
+            let lost_from = a.max(data_end);
+            if lost_from < b && missing > 0 {
+                self.pending.insert(
+                    lost_from,
+                    Seg {
+                        piece: Piece::Lost(b - lost_from),
+                        frame,
+                    },
+                );
+            }
+        }
+    }
+
+    fn recent_slice(&self, start: u64, len: usize) -> Option<&[u8]> {
+        let from = usize::try_from(start.checked_sub(self.recent_start)?).ok()?;
+        self.recent.get(from..from.checked_add(len)?)
+    }
+
+    fn drain(&mut self, ts: Timestamp, out: &mut Vec<Chunk>) {
+        while let Some(entry) = self.pending.first_entry() {
+            if *entry.key() != self.next {
+                break;
+            }
+            let seg = entry.remove();
+            match seg.piece {
+                Piece::Bytes(bytes) => {
+                    self.pending_bytes -= bytes.len();
+                    self.advance(bytes.len() as u64);
+                    self.remember(&bytes);
+                    // Join with the previous chunk when it is contiguous and in the
+                    // same delivery, so callers see fewer, larger pieces.
+                    if let Some(Chunk::Data { bytes: prev, .. }) = out.last_mut() {
+                        prev.extend_from_slice(&bytes);
+                    } else {
+                        out.push(Chunk::Data {
+                            bytes,
+                            ts,
+                            frame: seg.frame,
+                        });
+                    }
+                }
+                Piece::Lost(n) => {
+                    self.stats.gap_bytes += n;
+                    out.push(Chunk::Gap { len: n });
+                    self.advance(n);
+                    self.recent.clear();
+                    self.recent_start = self.next;
+                }
+            }
+        }
+    }
+
+    fn remember(&mut self, bytes: &[u8]) {
+        self.recent.extend_from_slice(bytes);
+        if self.recent.len() > 2 * RECENT {
+            let cut = self.recent.len() - RECENT;
+            self.recent.drain(..cut);
+            self.recent_start += cut as u64;
+        }
+        if self.recent.is_empty() {
+            self.recent_start = self.next;
+        }
+    }
+
+    fn enforce_cap(&mut self, ts: Timestamp, out: &mut Vec<Chunk>) {
+        while self.pending_bytes > self.cap {
+            let Some((&k, _)) = self.pending.first_key_value() else {
+                break;
+            };
+            self.stats.cap_hits += 1;
+            self.skip_to(k, out);
+            self.drain(ts, out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn seg(seq: u32, data: &[u8]) -> Segment<'_> {
+        Segment {
+            seq,
+            syn: false,
+            fin: false,
+            data,
+            missing: 0,
+            ts: Timestamp(0),
+            frame: 1,
+        }
+    }
+
+    /// The stream as text, gaps as `<gap N>`.
+    fn render(chunks: &[Chunk]) -> String {
+        let mut s = String::new();
+        for c in chunks {
+            match c {
+                Chunk::Data { bytes, .. } => s.push_str(&String::from_utf8_lossy(bytes)),
+                Chunk::Gap { len } => s.push_str(&format!("<gap {len}>")),
+            }
+        }
+        s
+    }
+
+    #[test]
+    fn in_order_out_of_order_and_retransmitted() {
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Vec::new();
+        h.push(
+            Segment {
+                syn: true,
+                ..seg(99, b"")
+            },
+            &mut out,
+        );
+        h.push(seg(106, b"world"), &mut out);
+        assert!(out.is_empty());
+        h.push(seg(100, b"hello "), &mut out);
+        h.push(seg(100, b"hello "), &mut out);
+        assert_eq!(render(&out), "hello world");
+        assert_eq!(h.stats.duplicate_bytes, 6);
+        assert_eq!(h.stats.conflicting_bytes, 0);
+    }
+
+    #[test]
+    fn overlap_first_copy_wins_and_conflicts_are_counted() {
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Vec::new();
+        h.push(seg(1000, b"ab"), &mut out);
+        h.push(seg(1004, b"EFGH"), &mut out); // held
+        h.push(seg(1002, b"cdXY"), &mut out); // overlaps "EF" with "XY"
+        h.push(seg(1000, b"aZ"), &mut out); // retransmission, one byte differs
+        assert_eq!(render(&out), "abcdEFGH");
+        assert_eq!(h.stats.conflicting_bytes, 3);
+    }
+
+    #[test]
+    fn sequence_wraps_around() {
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Vec::new();
+        h.push(seg(u32::MAX - 2, b"abc"), &mut out);
+        h.push(seg(3, b"ghi"), &mut out);
+        h.push(seg(0, b"def"), &mut out);
+        assert_eq!(render(&out), "abcdefghi");
+    }
+
+    #[test]
+    fn holes_become_gaps_on_flush_and_on_cap() {
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Vec::new();
+        h.push(seg(0, b"ab"), &mut out);
+        h.push(
+            Segment {
+                fin: true,
+                ..seg(5, b"fg")
+            },
+            &mut out,
+        );
+        assert!(!h.finished());
+        h.flush(Timestamp(1), &mut out);
+        assert_eq!(render(&out), "ab<gap 3>fg");
+        assert!(h.finished());
+
+        let mut h = HalfStream::new(4);
+        let mut out = Vec::new();
+        h.push(seg(0, b"a"), &mut out);
+        h.push(seg(3, b"xyz"), &mut out);
+        h.push(seg(6, b"uv"), &mut out);
+        assert_eq!(render(&out), "a<gap 2>xyzuv");
+        assert_eq!(h.stats.cap_hits, 1);
+    }
+
+    #[test]
+    fn snapped_packet_leaves_a_gap_of_its_missing_bytes() {
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Vec::new();
+        h.push(
+            Segment {
+                missing: 4,
+                ..seg(0, b"abc")
+            },
+            &mut out,
+        );
+        h.push(seg(7, b"hi"), &mut out);
+        assert_eq!(render(&out), "abc<gap 4>hi");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+        /// Any segmentation, order and duplication of a stream reassembles to it.
+        #[test]
+        fn any_segmentation_and_order(
+            data in proptest::collection::vec(any::<u8>(), 1..300),
+            cuts in proptest::collection::vec(1usize..40, 1..40),
+            order in proptest::collection::vec(any::<u32>(), 40),
+            dups in proptest::collection::vec(any::<bool>(), 40),
+            isn in any::<u32>(),
+        ) {
+            let mut pieces = Vec::new();
+            let mut at = 0usize;
+            for c in cuts.iter().cycle() {
+                if at >= data.len() { break; }
+                let end = (at + c).min(data.len());
+                pieces.push((at, end));
+                at = end;
+            }
+            let mut shuffled: Vec<(usize, (usize, usize))> = pieces
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (order.get(i).copied().unwrap_or(0) as usize, *p))
+                .collect();
+            shuffled.sort();
+            let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+            let mut out = Vec::new();
+            h.push(Segment { syn: true, ..seg(isn, b"") }, &mut out);
+            for (i, (_, (a, b))) in shuffled.iter().enumerate() {
+                let s = seg(isn.wrapping_add(1).wrapping_add(*a as u32), &data[*a..*b]);
+                h.push(s, &mut out);
+                if dups.get(i).copied().unwrap_or(false) {
+                    h.push(s, &mut out);
+                }
+            }
+            let mut got = Vec::new();
+            for c in &out {
+                match c {
+                    Chunk::Data { bytes, .. } => got.extend_from_slice(bytes),
+                    Chunk::Gap { .. } => prop_assert!(false, "unexpected gap"),
+                }
+            }
+            prop_assert_eq!(got, data);
+            prop_assert_eq!(h.stats.conflicting_bytes, 0);
+        }
+    }
+}

@@ -1,0 +1,836 @@
+//! End-to-end pcap/pcapng tests: scripted captures (see `common`) through the real
+//! reader, asserting exchanges and the shared classifier's verdicts.
+
+mod common;
+
+use common::*;
+use mcpsift::config::{Config, Limits};
+use mcpsift::correlate::Analysis;
+use mcpsift::ingest::{ingest, Collect, Format};
+use mcpsift::model::{Body, End, HttpExchange, Locator, Payload, Timestamp};
+use proptest::prelude::*;
+use std::io::Cursor;
+
+fn analyse(bytes: &[u8]) -> Analysis {
+    let (_, a) = mcpsift::batch::analyse_reader(Cursor::new(bytes.to_vec()), &Config::default())
+        .expect("capture is read");
+    a
+}
+
+/// `id OUTCOME` per call, in input order.
+fn outcomes(bytes: &[u8]) -> Vec<String> {
+    analyse(bytes)
+        .calls
+        .iter()
+        .map(|c| format!("{} {}", c.id, c.verdict.outcome))
+        .collect()
+}
+
+fn collect(bytes: &[u8]) -> (Format, Collect) {
+    let mut sink = Collect::default();
+    let f = ingest(Cursor::new(bytes.to_vec()), &Limits::default(), &mut sink).expect("read");
+    (f, sink)
+}
+
+fn http(c: &Collect) -> Vec<&HttpExchange> {
+    c.exchanges
+        .iter()
+        .map(|x| match &x.payload {
+            Payload::Http(h) => h,
+            other => panic!("not http: {other:?}"),
+        })
+        .collect()
+}
+
+fn problems(c: &Collect) -> Vec<String> {
+    c.problems.iter().map(|p| p.message.clone()).collect()
+}
+
+fn ms(n: i64) -> Option<Timestamp> {
+    Some(Timestamp(T0 + n * 1_000_000))
+}
+
+/// One JSON call and its response on a fresh connection.
+fn simple(cap: &mut Capture, c: &mut Conn, id: u64) {
+    cap.handshake(c);
+    cap.send(c, Side::Client, &call_request(id, ""));
+    cap.send(c, Side::Server, &json_response(id));
+    cap.fin(c, Side::Server);
+    cap.fin(c, Side::Client);
+}
+
+#[test]
+fn every_link_type_and_both_ip_versions() {
+    for link in [
+        Link::Ethernet,
+        Link::Vlan,
+        Link::Sll,
+        Link::Sll2,
+        Link::NullLe,
+        Link::NullBe,
+        Link::Loop,
+        Link::Raw,
+    ] {
+        for v6 in [false, true] {
+            let mut cap = Capture::new();
+            let mut c = if v6 {
+                cap.conn6(link, 40000)
+            } else {
+                cap.conn(link, 40000, (1000, 5000))
+            };
+            simple(&mut cap, &mut c, 7);
+            let bytes = cap.pcap(link, false, false);
+            assert_eq!(outcomes(&bytes), ["7 TOOL_SUCCESS"], "{link:?} v6={v6}");
+            let (format, got) = collect(&bytes);
+            assert_eq!(format, Format::Pcap);
+            assert!(got.problems.is_empty(), "{link:?}: {:?}", problems(&got));
+            let x = http(&got);
+            assert_eq!(x.len(), 1);
+            assert_eq!(x[0].end, End::Complete);
+            assert_eq!(
+                x[0].request.url, "http://127.0.0.1:8000/mcp",
+                "URL is built from Host"
+            );
+            // Frames: SYN, SYN-ACK, ACK, request (4), response (5).
+            assert_eq!(
+                got.exchanges[0].locator,
+                Locator::Frames {
+                    request: 4,
+                    response: Some(5)
+                }
+            );
+            assert_eq!(x[0].request.ts, ms(3));
+            assert_eq!(x[0].response.as_ref().unwrap().ts, ms(4));
+            assert_eq!(x[0].end_ts, ms(4));
+        }
+    }
+}
+
+#[test]
+fn pcap_byte_orders_and_nanosecond_timestamps() {
+    for be in [false, true] {
+        for nanos in [false, true] {
+            let mut cap = Capture::new();
+            cap.now += 123_456_789; // sub-microsecond part only survives in ns files
+            let mut c = cap.conn(Link::Ethernet, 40001, (1, 2));
+            simple(&mut cap, &mut c, 1);
+            let bytes = cap.pcap(Link::Ethernet, be, nanos);
+            assert_eq!(outcomes(&bytes), ["1 TOOL_SUCCESS"]);
+            let (_, got) = collect(&bytes);
+            let want = T0 + 123_456_789 + 3_000_000;
+            let want = if nanos { want } else { want - want % 1000 };
+            assert_eq!(http(&got)[0].request.ts, Some(Timestamp(want)));
+        }
+    }
+}
+
+#[test]
+fn pcapng_two_interfaces_with_their_own_link_types_and_clocks() {
+    for be in [false, true] {
+        let mut cap = Capture::new();
+        let mut a = cap.conn(Link::Ethernet, 40010, (10, 20));
+        let mut b = cap.conn(Link::Raw, 40011, (30, 40));
+        b.iface = 1;
+        cap.handshake(&mut a);
+        cap.handshake(&mut b);
+        cap.send(&mut a, Side::Client, &call_request(1, ""));
+        cap.send(&mut b, Side::Client, &call_request(2, ""));
+        cap.now += 777; // ns: only the ns interface keeps it
+        cap.send(&mut b, Side::Server, &json_response(2));
+        cap.send(&mut a, Side::Server, &json_response(1));
+        let bytes = cap.pcapng(&[(Link::Ethernet, 6), (Link::Raw, 9)], be, false);
+        let (format, got) = collect(&bytes);
+        assert_eq!(format, Format::Pcapng);
+        assert!(got.problems.is_empty(), "{:?}", problems(&got));
+        let mut seen: Vec<(String, Option<Timestamp>)> = http(&got)
+            .iter()
+            .map(|x| {
+                (
+                    String::from_utf8_lossy(&x.request.body).into_owned(),
+                    x.response.as_ref().unwrap().ts,
+                )
+            })
+            .collect();
+        seen.sort();
+        assert!(seen[0].0.contains("\"id\":1"));
+        assert_eq!(seen[0].1, ms(9)); // µs interface: the 777 ns are gone
+        assert_eq!(seen[1].1, Some(Timestamp(T0 + 8_000_000 + 777)));
+        // Both connections were still open at the end of the capture.
+        assert!(http(&got).iter().all(|x| x.end == End::Complete));
+        let mut o = outcomes(&bytes);
+        o.sort();
+        assert_eq!(o, ["1 TOOL_SUCCESS", "2 TOOL_SUCCESS"]);
+    }
+}
+
+#[test]
+fn pcapng_simple_packet_blocks() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Sll2, 40012, (1, 1));
+    simple(&mut cap, &mut c, 3);
+    let bytes = cap.pcapng(&[(Link::Sll2, 6)], false, true);
+    assert_eq!(outcomes(&bytes), ["3 TOOL_SUCCESS"]);
+}
+
+#[test]
+fn reordered_duplicated_and_wrapped_segments() {
+    let mut cap = Capture::new();
+    // ISNs just below 2^32 so both streams wrap inside the exchange.
+    let mut c = cap.conn(Link::Ethernet, 40020, (u32::MAX - 40, u32::MAX - 10));
+    cap.handshake(&mut c);
+    cap.send_split(&mut c, Side::Client, &call_request(5, ""), 50);
+    let first_resp = cap.frames.len();
+    cap.send_split(&mut c, Side::Server, &json_response(5), 30);
+    let n = cap.frames.len();
+    // Response segments in reverse, each sent twice.
+    let resp: Vec<Frame> = cap.frames.drain(first_resp..n).rev().collect();
+    for f in resp {
+        cap.frames.push(f.clone());
+        cap.frames.push(f);
+    }
+    cap.fin(&mut c, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(outcomes(&bytes), ["5 TOOL_SUCCESS"]);
+    let (_, got) = collect(&bytes);
+    assert!(got.problems.is_empty(), "{:?}", problems(&got));
+    let x = http(&got);
+    assert_eq!(x[0].end, End::Complete);
+    match &x[0].response.as_ref().unwrap().body {
+        Body::Bytes(b) => assert_eq!(b, result_json(5).as_bytes()),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn conflicting_retransmission_keeps_the_first_copy_and_says_so() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40021, (100, 200));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(6, ""));
+    let resp = json_response(6);
+    let start = c.sseq;
+    cap.send(&mut c, Side::Server, &resp);
+    let mut forged = resp.clone();
+    let last = forged.len() - 3;
+    forged[last] = b'X';
+    cap.raw(&c, Side::Server, start, 0, &forged);
+    cap.fin(&mut c, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(outcomes(&bytes), ["6 TOOL_SUCCESS"]);
+    let (_, got) = collect(&bytes);
+    assert_eq!(
+        problems(&got),
+        ["TCP 127.0.0.1:8000 → 127.0.0.1:40021: 1 retransmitted bytes differ from the first copy (the first copy is kept)"]
+    );
+}
+
+#[test]
+fn lost_segment_marks_the_exchange_truncated() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40022, (100, 200));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(8, ""));
+    let before = cap.frames.len();
+    cap.send_split(&mut c, Side::Server, &json_response(8), 40);
+    cap.frames.remove(before + 2); // a segment inside the body
+                                   // A second exchange on the same connection is still read after the hole.
+    cap.send(&mut c, Side::Client, &call_request(9, ""));
+    cap.send(&mut c, Side::Server, &json_response(9));
+    cap.fin(&mut c, Side::Server);
+    cap.fin(&mut c, Side::Client);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, got) = collect(&bytes);
+    let x = http(&got);
+    assert_eq!(x.len(), 2);
+    assert_eq!(x[0].end, End::Truncated);
+    assert_eq!(x[1].end, End::Complete);
+    assert_eq!(
+        problems(&got),
+        ["TCP 127.0.0.1:8000 → 127.0.0.1:40022: 40 bytes are missing from the capture (lost packets or snap length)"]
+    );
+    assert_eq!(outcomes(&bytes), ["8 STREAM_INCOMPLETE", "9 TOOL_SUCCESS"]);
+}
+
+#[test]
+fn snapped_last_packet_and_truncated_file() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40023, (100, 200));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(10, ""));
+    cap.send(&mut c, Side::Server, &json_response(10));
+    let last = cap.frames.len() - 1;
+    let keep = cap.frames[last].data.len() - 10;
+    cap.frames[last].snap(keep);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, got) = collect(&bytes);
+    assert_eq!(http(&got)[0].end, End::Truncated);
+    assert_eq!(outcomes(&bytes), ["10 STREAM_INCOMPLETE"]);
+
+    // The file itself cut inside the last record.
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40024, (100, 200));
+    simple(&mut cap, &mut c, 11);
+    cap.send(&mut c, Side::Client, &call_request(12, ""));
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let cut = &bytes[..bytes.len() - 20];
+    let (_, got) = collect(cut);
+    assert_eq!(
+        problems(&got),
+        ["after frame 7: the file ends inside a record: the capture is truncated (was tcpdump killed?)"]
+    );
+    assert_eq!(outcomes(cut), ["11 TOOL_SUCCESS"]);
+}
+
+#[test]
+fn garbage_never_panics() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40025, (1, 2));
+    simple(&mut cap, &mut c, 1);
+    let good = cap.pcap(Link::Ethernet, false, false);
+    let good_ng = cap.pcapng(&[(Link::Ethernet, 6)], false, false);
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    for base in [&good, &good_ng] {
+        for i in 0..300 {
+            let mut b = base.clone();
+            for _ in 0..(1 + i % 8) {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let at = 4 + (seed as usize % (b.len() - 4));
+                b[at] = (seed >> 32) as u8;
+            }
+            b.truncate(b.len() - (seed as usize >> 40) % 64);
+            let _ = mcpsift::batch::analyse_reader(Cursor::new(b), &Config::default());
+        }
+    }
+    // A valid header followed by noise: a problem, not an error.
+    let mut noise = good[..24].to_vec();
+    noise.extend_from_slice(&[0xff; 100]);
+    let (_, got) = collect(&noise);
+    assert_eq!(got.problems.len(), 1, "{:?}", problems(&got));
+}
+
+#[test]
+fn keep_alive_and_pipelining_pair_in_order() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40030, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    cap.send(&mut c, Side::Server, &json_response(1));
+    cap.send(&mut c, Side::Client, &call_request(2, ""));
+    cap.send(&mut c, Side::Server, &json_response(2));
+    // Pipelined: two requests in one segment, two responses in one segment.
+    let mut two = call_request(3, "");
+    two.extend_from_slice(&call_request(4, ""));
+    cap.send(&mut c, Side::Client, &two);
+    let mut both = json_response(3);
+    both.extend_from_slice(&json_response(4));
+    cap.send(&mut c, Side::Server, &both);
+    cap.fin(&mut c, Side::Client);
+    cap.fin(&mut c, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(
+        outcomes(&bytes),
+        [
+            "1 TOOL_SUCCESS",
+            "2 TOOL_SUCCESS",
+            "3 TOOL_SUCCESS",
+            "4 TOOL_SUCCESS"
+        ]
+    );
+    let (_, got) = collect(&bytes);
+    let locs: Vec<String> = got
+        .exchanges
+        .iter()
+        .map(|x| x.locator.to_string())
+        .collect();
+    assert_eq!(
+        locs,
+        ["frames 4/5", "frames 6/7", "frames 8/9", "frames 8/9"]
+    );
+}
+
+#[test]
+fn chunked_with_trailers_gzip_and_100_continue() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40031, (1, 2));
+    cap.handshake(&mut c);
+    // 100-continue: head first, interim response, then the body.
+    let req = call_request(1, "Expect: 100-continue\r\n");
+    let split = req.windows(4).position(|w| w == b"\r\n\r\n").unwrap() + 4;
+    cap.send(&mut c, Side::Client, &req[..split]);
+    cap.send(&mut c, Side::Server, b"HTTP/1.1 100 Continue\r\n\r\n");
+    cap.send(&mut c, Side::Client, &req[split..]);
+    // Chunked with a trailer.
+    let body = result_json(1);
+    let mut resp = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\n\r\n".to_vec();
+    resp.extend_from_slice(&chunk(&body.as_bytes()[..10]));
+    resp.extend_from_slice(&chunk(&body.as_bytes()[10..]));
+    resp.extend_from_slice(b"0\r\nX-Checksum: abc\r\n\r\n");
+    cap.send_split(&mut c, Side::Server, &resp, 7);
+    // gzip, Content-Length framed.
+    cap.send(&mut c, Side::Client, &call_request(2, ""));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, result_json(2).as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let mut resp = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\nContent-Length: {}\r\n\r\n",
+        gz.len()
+    )
+    .into_bytes();
+    resp.extend_from_slice(&gz);
+    cap.send_split(&mut c, Side::Server, &resp, 20);
+    // HEAD: Content-Length without a body; the next response is still found.
+    cap.send(
+        &mut c,
+        Side::Client,
+        b"HEAD /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\n\r\n",
+    );
+    cap.send(
+        &mut c,
+        Side::Server,
+        b"HTTP/1.1 200 OK\r\nContent-Length: 99\r\n\r\n",
+    );
+    cap.send(&mut c, Side::Client, &call_request(3, ""));
+    cap.send(&mut c, Side::Server, &json_response(3));
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(
+        outcomes(&bytes),
+        ["1 TOOL_SUCCESS", "2 TOOL_SUCCESS", "3 TOOL_SUCCESS"]
+    );
+    let (_, got) = collect(&bytes);
+    assert!(got.problems.is_empty(), "{:?}", problems(&got));
+    let x = http(&got);
+    let r0 = x[0].response.as_ref().unwrap();
+    assert_eq!(r0.status, 200);
+    assert_eq!(r0.headers.get("x-checksum"), Some("abc"));
+    assert_eq!(x[2].request.method, "HEAD");
+    assert_eq!(
+        x[2].response.as_ref().unwrap().body,
+        Body::Bytes(Vec::new())
+    );
+    // The capture ended with the connection open, but every body was delimited.
+    assert!(x.iter().all(|x| x.end == End::Complete));
+}
+
+/// An SSE response: progress, then `tail` events, then how it ends.
+fn sse_capture(finish: impl FnOnce(&mut Capture, &mut Conn)) -> Vec<u8> {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Sll, 40040, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    cap.send(&mut c, Side::Server, &sse_head(true));
+    cap.send(&mut c, Side::Server, &chunk(&progress_event()));
+    finish(&mut cap, &mut c);
+    cap.pcap(Link::Sll, false, false)
+}
+
+#[test]
+fn sse_progress_then_result_succeeds_with_packet_timestamps() {
+    let bytes = sse_capture(|cap, c| {
+        let ev = result_event(1);
+        let wire = chunk(&ev);
+        // The result event spans two packets: it is complete at the second one.
+        cap.send(c, Side::Server, &wire[..20]);
+        cap.send(c, Side::Server, &wire[20..]);
+        cap.send(c, Side::Server, b"0\r\n\r\n");
+    });
+    assert_eq!(outcomes(&bytes), ["1 TOOL_SUCCESS"]);
+    let (_, got) = collect(&bytes);
+    let x = http(&got);
+    assert_eq!(x[0].end, End::Complete);
+    let Body::Sse(sse) = &x[0].response.as_ref().unwrap().body else {
+        panic!("not sse")
+    };
+    let ts: Vec<Option<Timestamp>> = sse.events.iter().map(|e| e.ts).collect();
+    assert_eq!(ts, [ms(5), ms(7)]);
+    assert_eq!(x[0].end_ts, ms(8));
+}
+
+#[test]
+fn sse_endings_server_fin_client_fin_reset_capture_end() {
+    type Ending = fn(&mut Capture, &mut Conn);
+    let cases: [(Ending, End); 4] = [
+        (|cap, c| cap.fin(c, Side::Server), End::Closed),
+        (
+            |cap, c| {
+                cap.fin(c, Side::Client);
+                cap.fin(c, Side::Server);
+            },
+            End::ClientClosed,
+        ),
+        (|cap, c| cap.rst(c, Side::Client), End::Reset),
+        (|_, _| {}, End::CaptureEnded),
+    ];
+    for (finish, end) in cases {
+        let bytes = sse_capture(finish);
+        assert_eq!(outcomes(&bytes), ["1 STREAM_INCOMPLETE"], "{end:?}");
+        let (_, got) = collect(&bytes);
+        assert_eq!(http(&got)[0].end, end);
+        assert!(got.problems.is_empty(), "{:?}", problems(&got));
+    }
+}
+
+#[test]
+fn request_without_response() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40050, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    cap.fin(&mut c, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(outcomes(&bytes), ["1 NO_RESPONSE"]);
+    let (_, got) = collect(&bytes);
+    assert_eq!(http(&got)[0].response, None);
+    assert_eq!(
+        got.exchanges[0].locator,
+        Locator::Frames {
+            request: 4,
+            response: None
+        }
+    );
+}
+
+#[test]
+fn tls_http2_and_other_protocols_are_reported() {
+    let mut cap = Capture::new();
+    let mut tls = cap.conn(Link::Ethernet, 40060, (1, 2));
+    tls.server.1 = 443;
+    cap.handshake(&mut tls);
+    cap.send(&mut tls, Side::Client, b"\x16\x03\x01\x00\x05hello");
+    cap.send(&mut tls, Side::Server, b"\x16\x03\x03\x00\x02hi");
+    let mut h2 = cap.conn(Link::Ethernet, 40061, (1, 2));
+    cap.handshake(&mut h2);
+    cap.send(&mut h2, Side::Client, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+    let mut ssh = cap.conn(Link::Ethernet, 40062, (1, 2));
+    ssh.server.1 = 22;
+    cap.handshake(&mut ssh);
+    cap.send(&mut ssh, Side::Server, b"SSH-2.0-OpenSSH_9.6\r\n");
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, got) = collect(&bytes);
+    assert!(got.exchanges.is_empty());
+    let p = problems(&got);
+    assert_eq!(p.len(), 3, "{p:?}");
+    assert!(
+        p[0].starts_with(
+            "TCP 127.0.0.1:40060 → 127.0.0.1:443 (10 bytes client→server, 7 bytes back): TLS"
+        ),
+        "{}",
+        p[0]
+    );
+    assert!(p[1].contains("HTTP/2 with prior knowledge"), "{}", p[1]);
+    assert!(
+        p[2].contains("not HTTP/1.1 (starts with \"SSH-2.0-OpenSSH_\")"),
+        "{}",
+        p[2]
+    );
+    assert_eq!(
+        got.problems[0].locator,
+        Locator::Frames {
+            request: 1,
+            response: None
+        }
+    );
+}
+
+#[test]
+fn ipv4_fragments_are_reported() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Raw, 40070, (1, 2));
+    simple(&mut cap, &mut c, 1);
+    // Mark the request packet as a first fragment (MF bit); checksums are not checked.
+    let f = &mut cap.frames[3].data;
+    f[6] |= 0x20;
+    let bytes = cap.pcap(Link::Raw, false, false);
+    let (_, got) = collect(&bytes);
+    assert_eq!(
+        problems(&got)[0],
+        "IP fragment 127.0.0.1 → 127.0.0.1: fragments are not reassembled, so its TCP data is lost"
+    );
+    assert_eq!(got.problems[0].locator.to_string(), "frame 4");
+}
+
+/// What an exchange says, without frame numbers and timestamps.
+fn gist(c: &Collect) -> Vec<String> {
+    http(c)
+        .iter()
+        .map(|x| {
+            let resp = x.response.as_ref().map(|r| {
+                let body = match &r.body {
+                    Body::Sse(s) => s
+                        .events
+                        .iter()
+                        .map(|e| e.data.clone())
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                    Body::Bytes(b) => String::from_utf8_lossy(b).into_owned(),
+                    Body::NotRecorded => "-".into(),
+                };
+                format!("{} {body}", r.status)
+            });
+            format!(
+                "{} {} {} => {:?} {:?}",
+                x.request.method,
+                x.request.url,
+                String::from_utf8_lossy(&x.request.body),
+                resp,
+                x.end
+            )
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
+    /// Any segmentation and order of the same two byte streams gives the same
+    /// exchanges as sending each stream whole.
+    #[test]
+    fn segmentation_and_order_do_not_change_exchanges(
+        cmss in 1usize..200,
+        smss in 1usize..200,
+        keys in proptest::collection::vec(any::<u16>(), 400),
+    ) {
+        let mut client = call_request(1, "");
+        client.extend_from_slice(&call_request(2, ""));
+        let mut server = json_response(1);
+        server.extend_from_slice(&sse_head(true));
+        server.extend_from_slice(&chunk(&progress_event()));
+        server.extend_from_slice(&chunk(&result_event(2)));
+        server.extend_from_slice(b"0\r\n\r\n");
+
+        let whole = {
+            let mut cap = Capture::new();
+            let mut c = cap.conn(Link::Ethernet, 41000, (7, 9));
+            cap.handshake(&mut c);
+            cap.send(&mut c, Side::Client, &client);
+            cap.send(&mut c, Side::Server, &server);
+            cap.fin(&mut c, Side::Server);
+            cap.fin(&mut c, Side::Client);
+            gist(&collect(&cap.pcap(Link::Ethernet, false, false)).1)
+        };
+        let mut cap = Capture::new();
+        let mut c = cap.conn(Link::Ethernet, 41000, (7, 9));
+        cap.handshake(&mut c);
+        // Each direction is shuffled on its own: a response cannot precede the
+        // request it answers, but segments within a direction arrive in any order.
+        let hs = cap.frames.len();
+        cap.send_split(&mut c, Side::Client, &client, cmss);
+        let mid = cap.frames.len();
+        cap.send_split(&mut c, Side::Server, &server, smss);
+        cap.fin(&mut c, Side::Server);
+        let end = cap.frames.len();
+        cap.fin(&mut c, Side::Client);
+        let mut all: Vec<Frame> = cap.frames.drain(hs..).collect();
+        let tail = all.split_off(end - hs);
+        let srv = all.split_off(mid - hs);
+        for mut part in [all, srv, tail] {
+            let mut keyed: Vec<(u16, Frame)> = part
+                .drain(..)
+                .enumerate()
+                .map(|(i, f)| (keys.get(i).copied().unwrap_or(0), f))
+                .collect();
+            keyed.sort_by_key(|(k, _)| *k);
+            cap.frames.extend(keyed.into_iter().map(|(_, f)| f));
+        }
+        let got = collect(&cap.pcap(Link::Ethernet, false, false)).1;
+        prop_assert!(got.problems.is_empty(), "{:?}", problems(&got));
+        prop_assert_eq!(gist(&got), whole);
+    }
+}
+
+#[test]
+fn sse_hole_resyncs_at_the_next_event() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40080, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    cap.send(&mut c, Side::Server, &sse_head(false));
+    let mut body = progress_event();
+    body.extend_from_slice(&progress_event());
+    body.extend_from_slice(&result_event(1));
+    let lost_from = cap.frames.len() + 1;
+    cap.send_split(&mut c, Side::Server, &body, 60);
+    cap.frames.remove(lost_from); // inside the first two events
+    cap.fin(&mut c, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, got) = collect(&bytes);
+    let x = http(&got);
+    assert_eq!(x[0].end, End::Truncated);
+    let Body::Sse(sse) = &x[0].response.as_ref().unwrap().body else {
+        panic!("not sse")
+    };
+    // Both progress events touch the hole (the first ends in it, the second is
+    // skipped to find an event boundary): nothing is glued across it, and the
+    // result after it is still read.
+    assert_eq!(sse.events.len(), 1, "{:?}", sse.events);
+    assert_eq!(sse.events[0].data, result_json(1));
+    assert_eq!(
+        sse.problems,
+        ["event cut by bytes missing from the capture: event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notification"]
+    );
+    assert_eq!(outcomes(&bytes), ["1 TOOL_SUCCESS"]);
+}
+
+#[test]
+fn deflate_zlib_and_raw() {
+    for zlib in [true, false] {
+        let mut cap = Capture::new();
+        let mut c = cap.conn(Link::Ethernet, 40081, (1, 2));
+        cap.handshake(&mut c);
+        cap.send(&mut c, Side::Client, &call_request(1, ""));
+        let body = if zlib {
+            let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut e, result_json(1).as_bytes()).unwrap();
+            e.finish().unwrap()
+        } else {
+            let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut e, result_json(1).as_bytes()).unwrap();
+            e.finish().unwrap()
+        };
+        let mut resp = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: deflate\r\nContent-Length: {}\r\n\r\n",
+            body.len()
+        )
+        .into_bytes();
+        resp.extend_from_slice(&body);
+        cap.send(&mut c, Side::Server, &resp);
+        let bytes = cap.pcap(Link::Ethernet, false, false);
+        assert_eq!(outcomes(&bytes), ["1 TOOL_SUCCESS"], "zlib={zlib}");
+    }
+}
+
+#[test]
+fn big_block_grows_the_buffer_and_hostile_caplen_stops_cleanly() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40082, (1, 2));
+    cap.handshake(&mut c);
+    // A 600 KiB non-IP frame: larger than the reader's first buffer.
+    cap.frames.push(Frame {
+        ts_ns: cap.now,
+        data: vec![0; 600 << 10],
+        orig_len: 600 << 10,
+        iface: 0,
+    });
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    cap.send(&mut c, Side::Server, &json_response(1));
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(outcomes(&bytes), ["1 TOOL_SUCCESS"]);
+    let (_, got) = collect(&bytes);
+    assert!(got.problems.is_empty(), "{:?}", problems(&got));
+
+    // A record header claiming 4 GiB.
+    let mut hostile = bytes[..24].to_vec();
+    hostile.extend_from_slice(&[
+        0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    ]);
+    hostile.extend_from_slice(&[0; 64]);
+    let (_, got) = collect(&hostile);
+    assert_eq!(got.problems.len(), 1, "{:?}", problems(&got));
+}
+
+/// A real capture of the official Python SDK (see `tests/fixtures/pcap/README.md`).
+#[test]
+fn real_loopback_capture() {
+    let bytes = std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap();
+    let a = analyse(&bytes);
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert_eq!(a.exchanges, 16);
+    let got: Vec<String> = a
+        .calls
+        .iter()
+        .map(|c| {
+            format!(
+                "{} {} {} {}",
+                c.tool.as_deref().unwrap_or("-"),
+                c.verdict.outcome,
+                c.verdict.evidence.content_type.as_deref().unwrap_or("-"),
+                c.verdict.evidence.end.as_str()
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            "echo TOOL_SUCCESS application/json complete",
+            "fail TOOL_ERROR application/json complete",
+            "slow TOOL_SUCCESS application/json complete",
+            "echo TOOL_SUCCESS text/event-stream complete",
+            "fail TOOL_ERROR text/event-stream complete",
+            "slow TOOL_SUCCESS text/event-stream client_closed",
+        ]
+    );
+    let (_, got) = collect(&bytes);
+    let sse_events: Vec<usize> = http(&got)
+        .iter()
+        .filter_map(|x| match &x.response.as_ref()?.body {
+            Body::Sse(s) if x.request.method == "POST" => Some(s.events.len()),
+            _ => None,
+        })
+        .collect();
+    // initialize, notifications/initialized (202), tools/list, echo, fail, slow (4
+    // progress + result).
+    assert!(sse_events.ends_with(&[1, 1, 1, 5]), "{sse_events:?}");
+}
+
+/// The same exchanges written as mcpsift's JSONL exchange records.
+fn as_jsonl(c: &Collect) -> String {
+    use serde_json::{json, Value};
+    let hdrs = |h: &mcpsift::model::Headers| -> Value {
+        Value::Array(h.0.iter().map(|(n, v)| json!([n, v])).collect())
+    };
+    let mut out = String::new();
+    for x in http(c) {
+        let mut rec = json!({
+            "request": {
+                "method": x.request.method,
+                "url": x.request.url,
+                "headers": hdrs(&x.request.headers),
+                "body": String::from_utf8_lossy(&x.request.body),
+            },
+            "end": x.end.as_str(),
+        });
+        if let Some(r) = &x.response {
+            let mut resp = json!({"status": r.status, "headers": hdrs(&r.headers)});
+            match &r.body {
+                Body::Sse(s) => {
+                    resp["events"] = s
+                        .events
+                        .iter()
+                        .map(|e| json!({"event": e.event, "data": e.data}))
+                        .collect();
+                }
+                Body::Bytes(b) => resp["body"] = json!(String::from_utf8_lossy(b)),
+                Body::NotRecorded => {}
+            }
+            rec["response"] = resp;
+        }
+        out.push_str(&rec.to_string());
+        out.push('\n');
+    }
+    out
+}
+
+/// The same traffic as a capture and as JSONL gets the same verdicts.
+#[test]
+fn same_verdicts_as_jsonl() {
+    let mut captures = vec![std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap()];
+    captures.push(sse_capture(|cap, c| cap.fin(c, Side::Server)));
+    captures.push(sse_capture(|cap, c| cap.rst(c, Side::Server)));
+    captures.push(sse_capture(|cap, c| {
+        cap.send(c, Side::Server, &chunk(&result_event(1)));
+    }));
+    let mut nr = Capture::new();
+    let mut c = nr.conn(Link::Ethernet, 40090, (1, 2));
+    nr.handshake(&mut c);
+    nr.send(&mut c, Side::Client, &call_request(1, ""));
+    nr.send(&mut c, Side::Client, &call_request(2, ""));
+    nr.send(&mut c, Side::Server, &json_response(1));
+    captures.push(nr.pcap(Link::Ethernet, false, false));
+    for bytes in captures {
+        let from_pcap = outcomes(&bytes);
+        let jsonl = as_jsonl(&collect(&bytes).1);
+        let from_jsonl = outcomes(jsonl.as_bytes());
+        assert!(!from_pcap.is_empty());
+        assert_eq!(from_pcap, from_jsonl, "{jsonl}");
+    }
+}
