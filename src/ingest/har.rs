@@ -795,9 +795,7 @@ fn inflate_if_compressed(
     let gzip = raw.starts_with(&[0x1f, 0x8b]);
     // zlib: CMF 0x78 and a header checksum that divides by 31.
     let zlib = coding == "deflate"
-        && raw.len() >= 2
-        && raw.first() == Some(&0x78)
-        && ((u16::from(raw[0]) << 8) | u16::from(raw[1])) % 31 == 0;
+        && matches!(raw.as_slice(), [0x78, flg, ..] if ((0x78u16 << 8) | u16::from(*flg)) % 31 == 0);
     if !gzip && !zlib {
         if coding == "br" && std::str::from_utf8(&raw).is_err() {
             problems.push(
