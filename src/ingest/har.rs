@@ -7,7 +7,7 @@
 //! `DeserializeSeed` over `serde_json::Deserializer::from_reader`; each entry is taken
 //! as raw JSON text and parsed on its own, so a type error in one entry is a `Problem`
 //! for that entry and the next entry is still read. Entries are re-ordered through a
-//! bounded window (`REORDER_WINDOW` exchanges): HAR writers append entries when a
+//! bounded window (`REORDER_WINDOW` exchanges, 64 MiB of bodies): HAR writers append entries when a
 //! request finishes, so concurrent requests come out slightly out of start order, but
 //! never by much. An entry that starts before one already handed on is handed on
 //! anyway and reported once, rather than buffering a whole file to be sure.
@@ -29,6 +29,10 @@ use std::io::{self, Read};
 
 /// How many exchanges may wait to be put in start order before the earliest is handed on.
 pub const REORDER_WINDOW: usize = 1024;
+
+/// How many body bytes may wait in the window: a window of large SSE bodies is emptied
+/// earlier, so that memory stays bounded by bytes as well as by count.
+const REORDER_WINDOW_BYTES: u64 = 64 << 20;
 
 /// Most bytes a body that the recorder left compressed may inflate to.
 const MAX_INFLATE: u64 = 256 << 20;
@@ -52,6 +56,7 @@ pub(crate) fn read_with_window(
         next_index: 0,
         seq: 0,
         heap: BinaryHeap::new(),
+        heap_bytes: 0,
         last_emitted: None,
         last_key: i64::MIN,
         late: None,
@@ -118,6 +123,8 @@ struct State<'a> {
     /// File order, the tie-breaker among equal start times.
     seq: u64,
     heap: BinaryHeap<Reverse<Pending>>,
+    /// Body bytes of the exchanges in `heap`.
+    heap_bytes: u64,
     last_emitted: Option<(i64, u64)>,
     /// Start time of the last entry that had one (entries without take it).
     last_key: i64,
@@ -134,7 +141,23 @@ struct State<'a> {
 /// An exchange waiting in the re-order window.
 struct Pending {
     key: (i64, u64),
+    bytes: u64,
     x: Exchange,
+}
+
+/// Roughly what an exchange holds in memory: its bodies.
+fn weight(x: &Exchange) -> u64 {
+    match &x.payload {
+        Payload::Http(h) => {
+            let resp = h.response.as_ref().map_or(0, |r| match &r.body {
+                Body::NotRecorded => 0,
+                Body::Bytes(b) => b.len() as u64,
+                Body::Sse(s) => s.bytes,
+            });
+            h.request.body.len() as u64 + resp
+        }
+        Payload::Stdio(m) => m.json.len() as u64,
+    }
 }
 
 impl PartialEq for Pending {
@@ -174,14 +197,19 @@ impl State<'_> {
             self.sink.exchange(x);
             return;
         }
-        self.heap.push(Reverse(Pending { key, x }));
-        while self.heap.len() > self.window {
+        let bytes = weight(&x);
+        self.heap_bytes += bytes;
+        self.heap.push(Reverse(Pending { key, bytes, x }));
+        while self.heap.len() > self.window
+            || (self.heap_bytes > REORDER_WINDOW_BYTES && self.heap.len() > 1)
+        {
             self.emit_one();
         }
     }
 
     fn emit_one(&mut self) {
         if let Some(Reverse(p)) = self.heap.pop() {
+            self.heap_bytes = self.heap_bytes.saturating_sub(p.bytes);
             self.last_emitted = Some(p.key);
             self.sink.exchange(p.x);
         }
@@ -221,7 +249,7 @@ impl State<'_> {
                 self.sink.problem(Problem {
                     locator,
                     message: format!(
-                        "not a valid HAR entry: {}",
+                        "not a valid HAR entry: {} (counted within this entry)",
                         crate::jsonrpc::describe_json_error(&e)
                     ),
                 });
@@ -767,9 +795,7 @@ fn inflate_if_compressed(
     let gzip = raw.starts_with(&[0x1f, 0x8b]);
     // zlib: CMF 0x78 and a header checksum that divides by 31.
     let zlib = coding == "deflate"
-        && raw.len() >= 2
-        && raw.first() == Some(&0x78)
-        && ((u16::from(raw[0]) << 8) | u16::from(raw[1])) % 31 == 0;
+        && matches!(raw.as_slice(), [0x78, flg, ..] if ((0x78u16 << 8) | u16::from(*flg)) % 31 == 0);
     if !gzip && !zlib {
         if coding == "br" && std::str::from_utf8(&raw).is_err() {
             problems.push(
