@@ -157,6 +157,7 @@ fn weight(x: &Exchange) -> u64 {
             h.request.body.len() as u64 + resp
         }
         Payload::Stdio(m) => m.json.len() as u64,
+        Payload::ClientLog(c) => c.arguments.as_ref().map_or(0, |a| a.len() as u64),
     }
 }
 
