@@ -184,18 +184,14 @@ def patch_har(path):
 
 
 def run_stdio(sc, out, work):
-    sdk = sc["server"][0]
     tee = [sys.executable, os.path.join(LAB, "tools", "stdio_tee.py"), "--out", os.path.join(out, "transcript.jsonl"),
            "--"]
     server = server_cmd(sc["server"])
     server[1] = os.path.join(LAB, server[1])
-    if server[0] == "node":
-        pass
     plan = {"transport": "stdio", "command": tee + server, "steps": sc["steps"],
             "observe": os.path.join(work, "client_observed.json")}
     if sc.get("client_mode"):
         plan["mode"] = sc["client_mode"]
-    del sdk
     run_client(sc, plan, work)
 
 
