@@ -17,7 +17,7 @@ use std::process::ExitCode;
 #[command(
     name = "mcpsift",
     version,
-    about = "Which layer failed, and was anything sent twice? Offline analysis of MCP traffic (JSONL logs and HAR files; pcap to come)."
+    about = "Which layer failed, and was anything sent twice? Offline analysis of MCP traffic: pcap/pcapng captures, HAR files, JSONL logs and client logs."
 )]
 struct Cli {
     #[command(subcommand)]
