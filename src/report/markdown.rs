@@ -334,7 +334,7 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
                     }
                     rows.push((
                         time(t.end_ts),
-                        format!("response ended: {}", t.end.as_str()),
+                        format!("response ended: {}", escape(t.end.as_str())),
                     ));
                 }
             }
@@ -351,7 +351,10 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
             ));
             let ev = &c.verdict.evidence;
             let end = if c.verdict.outcome.is_non_terminal() {
-                format!("no response for this id (ended: {})", ev.end.as_str())
+                format!(
+                    "no response for this id (ended: {})",
+                    escape(ev.end.as_str())
+                )
             } else {
                 "← response with this id".to_owned()
             };
@@ -439,12 +442,12 @@ fn write_call(
     if ev.sse_events > 0 {
         facts.push(plural(ev.sse_events, "SSE event", "SSE events"));
     }
-    facts.push(format!("ended {}", ev.end.as_str()));
+    facts.push(format!("ended {}", escape(ev.end.as_str())));
     if c.post_count > 1 {
         facts.push(format!(
             "attempt {} (retry origin {})",
             c.post_count,
-            c.retry_origin.as_str()
+            escape(c.retry_origin.as_str())
         ));
     }
     if c.cancelled {

@@ -375,6 +375,7 @@ fn value_after(
                 let stop = if header_line {
                     c == b'\n'
                         || c == b'\r'
+                        || c == b'"'
                         || (c == b'\\' && matches!(b.get(end + 1), Some(b'n' | b'r' | b'"')))
                 } else {
                     matches!(
@@ -471,9 +472,14 @@ fn looks_like_secret(tok: &str) -> bool {
     if t.starts_with("eyJ") && t.len() >= 20 {
         return true; // a JWT (or a base64 JSON blob, which is as sensitive)
     }
+    // A prefix at the start of the token or of one of its segments
+    // (`key-sk_live_…`), followed by at least 12 more characters.
     for p in SECRET_PREFIXES {
-        if t.len() >= p.len() + 12 && t.starts_with(p) {
-            return true;
+        for (at, _) in t.match_indices(p) {
+            let segment_start = at == 0 || !t.as_bytes()[at - 1].is_ascii_alphanumeric();
+            if segment_start && t.len() >= at + p.len() + 12 {
+                return true;
+            }
         }
     }
     if t.len() >= 32 {
@@ -551,6 +557,10 @@ mod tests {
         );
         assert_eq!(r("cookie: a=1; b=2\nnext"), "cookie: [REDACTED]\nnext");
         assert_eq!(
+            r(r#"{"message":"no Authorization: Bearer abcdefghijk","data":1}"#),
+            r#"{"message":"no Authorization: [REDACTED]","data":1}"#
+        );
+        assert_eq!(
             r(r#"{"X-Api-Key": "k-123", "Accept": "x"}"#),
             r#"{"X-Api-Key": "[REDACTED]", "Accept": "x"}"#
         );
@@ -602,6 +612,11 @@ mod tests {
         assert_eq!(r("ghp_0123456789abcdefABCDEF0123"), "[REDACTED]");
         assert_eq!(r("bearer abcdefgh12345678"), "bearer [REDACTED]");
         assert_eq!(r("AKIAIOSFODNN7EXAMPLE1"), "[REDACTED]");
+        assert_eq!(r("db-key-sk_live_abcdefghij0123"), "[REDACTED]");
+        assert_eq!(
+            r("task-queue-processing-item"),
+            "task-queue-processing-item"
+        );
         // Ordinary text, UUIDs, paths and short hex stay.
         for keep in [
             "4f1c2b7e-5d7a-4a8e-9a31-1d2c3b4a5f60",
