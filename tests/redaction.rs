@@ -33,6 +33,7 @@ const SECRETS: &[&str] = &[
     "stdio-password-24680",
     "stdio-api-key-sk_live_abcdefghij0123456789",
     "tee-token-eyJzdGRpbyI6InRlZSJ9eyJ4IjoxfQ",
+    "skipped-file-bearer-31415926",
 ];
 
 fn s(i: usize) -> &'static str {
@@ -230,6 +231,12 @@ fn no_planted_secret_leaves_the_tool() {
     for (name, bytes) in inputs() {
         std::fs::write(dir.path().join(name), bytes).unwrap();
     }
+    // A file that is no input: its skip reason quotes its first line.
+    std::fs::write(
+        dir.path().join("notes.txt"),
+        format!("curl -H 'Authorization: Bearer {}' https://x/\n", s(21)),
+    )
+    .unwrap();
     let redacted = outputs(dir.path(), &[]);
     for (what, text) in &redacted {
         for secret in SECRETS {
@@ -253,7 +260,7 @@ fn no_planted_secret_leaves_the_tool() {
         .filter(|s| everything.contains(**s))
         .collect();
     // Request headers and the session id are never printed, redacted or not.
-    for must in [5, 6, 7, 8, 9, 11, 13, 14, 15, 18, 19, 20] {
+    for must in [5, 6, 7, 8, 9, 11, 13, 14, 15, 18, 19, 20, 21] {
         assert!(
             reached.contains(&&SECRETS[must]),
             "{} never reaches any output",
