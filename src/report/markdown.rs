@@ -10,6 +10,10 @@ use crate::correlate::{Call, Finding};
 use crate::model::{Locator, Outcome, Severity, Timestamp};
 use std::io::{self, Write};
 
+/// Call sections at most: a ticket with thousands of sections helps nobody, and
+/// GitHub cuts long bodies.
+const MAX_SECTIONS: usize = 100;
+
 /// Escapes text for a line of prose or a table cell: every character that could
 /// start markup on GitHub or GitLab (emphasis, links, HTML, math, mentions, tables).
 pub fn escape(s: &str) -> String {
@@ -509,7 +513,15 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
     if !attention.is_empty() {
         writeln!(w, "## Calls that need attention")?;
         writeln!(w)?;
-        for (ir, c) in attention {
+        if attention.len() > MAX_SECTIONS {
+            writeln!(
+                w,
+                "The first {MAX_SECTIONS} of {} calls; narrow with `--tool`, `--outcome`, `--finding` or `--scope` to see the others.",
+                attention.len()
+            )?;
+            writeln!(w)?;
+        }
+        for (ir, c) in attention.into_iter().take(MAX_SECTIONS) {
             let fs: Vec<&Finding> = ir
                 .analysis
                 .findings
