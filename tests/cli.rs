@@ -370,7 +370,7 @@ fn explain_covers_every_name_in_any_spelling() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.starts_with(name), "{text}");
         assert!(
-            text.contains("Rule: ../shared/reference/mcp-wire.md §"),
+            text.contains("Rule:\n  ../shared/reference/mcp-wire.md §"),
             "{text}"
         );
         assert!(text.contains("Typical causes:") && text.contains("What to check next:"));
