@@ -99,7 +99,7 @@ fn jsonl_http() -> Vec<u8> {
             call(2, "login", json!({"user": "bob"})),
             json!({"status": 200, "headers": [["Content-Type", "application/json"]], "body": json!({
                 "jsonrpc": "2.0", "id": 2,
-                "error": {"code": -32602, "message": format!("rejected Authorization: Bearer {}", s(18)),
+                "error": {"code": -32602, "message": format!("rejected Authorization: Bearer {} in session {}", s(18), s(17)),
                           "data": {"refresh_token": s(7), "echo": format!("access_token={}", s(5))}}
             }).to_string()}),
             json!({}),
@@ -259,8 +259,8 @@ fn no_planted_secret_leaves_the_tool() {
         .iter()
         .filter(|s| everything.contains(**s))
         .collect();
-    // Request headers and the session id are never printed, redacted or not.
-    for must in [5, 6, 7, 8, 9, 11, 13, 14, 15, 18, 19, 20, 21] {
+    // Request headers are never printed, redacted or not.
+    for must in [5, 6, 7, 8, 9, 11, 13, 14, 15, 17, 18, 19, 20, 21] {
         assert!(
             reached.contains(&&SECRETS[must]),
             "{} never reaches any output",

@@ -24,6 +24,7 @@ use std::borrow::Cow;
 pub const MARK: &str = "[REDACTED]";
 
 /// Names whose value is a secret, whatever the separator (`:`, `=`, a JSON pair).
+/// Written with `-`; `_` and case do not matter when matching.
 const SECRET_NAMES: &[&str] = &[
     "authorization",
     "proxy-authorization",
@@ -31,29 +32,31 @@ const SECRET_NAMES: &[&str] = &[
     "set-cookie",
     "x-api-key",
     "api-key",
-    "api_key",
     "apikey",
     "x-auth-token",
     "x-access-token",
     "x-amz-security-token",
     "auth-token",
-    "auth_token",
-    "access_token",
+    "access-token",
     "accesstoken",
-    "refresh_token",
+    "refresh-token",
     "refreshtoken",
-    "id_token",
-    "client_secret",
+    "id-token",
+    "client-secret",
     "clientsecret",
     "code",
-    "code_verifier",
+    "code-verifier",
     "password",
     "passwd",
     "secret",
     "token",
-    "session_token",
-    "private_key",
+    "session-token",
+    "private-key",
     "x-goog-api-key",
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-goog-signature",
+    "x-goog-credential",
 ];
 
 /// Names that are secrets only as query or form parameters (`?key=…`): as JSON keys
@@ -119,7 +122,8 @@ fn is_name_char(b: u8) -> bool {
 }
 
 fn name_kind(name: &str) -> Option<NameKind> {
-    let lower = name.to_ascii_lowercase();
+    // `api-key`, `API_KEY` and `Api-Key` are one name.
+    let lower = name.to_ascii_lowercase().replace('_', "-");
     if HASHED_NAMES.contains(&lower.as_str()) {
         Some(NameKind::Hashed)
     } else if SECRET_NAMES.contains(&lower.as_str()) {
@@ -200,11 +204,62 @@ impl Redactor {
         }
     }
 
-    /// Redacts every string of a report that an emitter may print.
+    /// Redacts every string of a report that an emitter may print. Session ids seen
+    /// in `Mcp-Session-Id` headers are also replaced wherever else they appear.
     pub fn report(&self, report: &mut Report) {
         if !self.enabled {
             return;
         }
+        let mut sessions: Vec<String> = report
+            .inputs
+            .iter()
+            .flat_map(|i| &i.analysis.calls)
+            .filter_map(|c| c.timeline.as_ref()?.session_id.clone())
+            .filter(|s| s.len() >= 8)
+            .collect();
+        sessions.sort();
+        sessions.dedup();
+        let r = Known {
+            inner: *self,
+            sessions: &sessions,
+        };
+        r.report(report);
+    }
+}
+
+/// A redactor that also knows the session ids of the report being redacted.
+struct Known<'a> {
+    inner: Redactor,
+    sessions: &'a [String],
+}
+
+impl Known<'_> {
+    fn string(&self, s: &mut String) {
+        for id in self.sessions {
+            if s.contains(id.as_str()) {
+                *s = s.replace(id.as_str(), &format!("session:{}", short_hash(id)));
+            }
+        }
+        self.inner.string(s);
+    }
+
+    fn option(&self, s: &mut Option<String>) {
+        if let Some(s) = s {
+            self.string(s);
+        }
+    }
+
+    fn value(&self, v: &mut Value) {
+        match v {
+            Value::String(s) => self.string(s),
+            Value::Array(a) => a.iter_mut().for_each(|x| self.value(x)),
+            Value::Object(o) => o.values_mut().for_each(|x| self.value(x)),
+            _ => {}
+        }
+        self.inner.value(v);
+    }
+
+    fn report(&self, report: &mut Report) {
         for (path, why) in &mut report.skipped {
             self.string(path);
             self.string(why);
@@ -234,6 +289,9 @@ impl Redactor {
                     self.string(&mut t.request_line);
                     self.option(&mut t.content_type);
                     self.option(&mut t.recorder_note);
+                    if let Some(id) = &mut t.session_id {
+                        *id = format!("session:{}", short_hash(id));
+                    }
                     for e in &mut t.events {
                         self.string(&mut e.event);
                         self.option(&mut e.id);
@@ -589,6 +647,14 @@ mod tests {
             "grant_type=x&code_verifier=[REDACTED]&client_secret=[REDACTED]"
         );
         assert_eq!(r("https://h/?key=AAA"), "https://h/?key=[REDACTED]");
+        assert_eq!(
+            r("API_KEY=abc Client-Secret: s1"),
+            "API_KEY=[REDACTED] Client-Secret: [REDACTED]"
+        );
+        assert_eq!(
+            r("https://b/o?X-Amz-Credential=AK%2F1&X-Amz-Signature=f00"),
+            "https://b/o?X-Amz-Credential=[REDACTED]&X-Amz-Signature=[REDACTED]"
+        );
         // A JSON key named like a query-only name is data.
         assert_eq!(r(r#"{"key": "a.txt"}"#), r#"{"key": "a.txt"}"#);
     }
