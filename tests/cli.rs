@@ -583,3 +583,23 @@ fn files_get_the_report_and_stderr_keeps_the_warnings() {
     assert!(md_text.starts_with("# mcpsift report\n"), "{md_text}");
     assert!(!md_text.contains("mcpsift: "), "{md_text}");
 }
+
+#[test]
+fn a_piped_table_has_no_colour_and_no_wrapping() {
+    let out = bin()
+        .args(["analyze", repo("samples").to_str().unwrap()])
+        .env("COLUMNS", "40")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains('\u{1b}'), "{text}");
+    // COLUMNS applies to terminals only: a pipe gets whole lines.
+    assert!(text.lines().any(|l| l.chars().count() > 100), "{text}");
+    // --width forces a width anywhere.
+    let out = analyze(&[repo("samples").to_str().unwrap(), "--width", "70"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines().filter(|l| l.starts_with(['┌', '│', '└'])) {
+        assert!(line.chars().count() <= 70, "{line}");
+    }
+}

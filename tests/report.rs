@@ -100,3 +100,20 @@ fn markdown_tables_keep_their_columns() {
         }
     }
 }
+
+#[test]
+fn colour_only_when_asked() {
+    let report = analyse("streamable-http");
+    let mut opts = HumanOptions {
+        all: false,
+        width: Some(100),
+        color: true,
+    };
+    let mut out = Vec::new();
+    report::write(&report, OutputFormat::Table, &opts, &mut out).unwrap();
+    assert!(String::from_utf8(out).unwrap().contains("\u{1b}["));
+    opts.color = false;
+    let mut out = Vec::new();
+    report::write(&report, OutputFormat::Table, &opts, &mut out).unwrap();
+    assert!(!String::from_utf8(out).unwrap().contains('\u{1b}'));
+}
