@@ -226,7 +226,11 @@ fn write_findings(report: &Report, w: &mut dyn Write) -> io::Result<()> {
             code_cell(&ir.path),
             escape(&locs),
             code_cell(&ids),
-            escape(&tools.join(", ")),
+            if tools.is_empty() {
+                "—".to_owned()
+            } else {
+                escape(&tools.join(", "))
+            },
             escape(&f.detail)
         )?;
     }
