@@ -211,6 +211,32 @@ pub fn explain(subject: Subject) -> Explanation {
     }
 }
 
+/// Word-wraps `text` to `width` columns, every line starting with `first` (then
+/// `rest`), so a terminal shows it without mid-word breaks.
+fn wrap(text: &str, first: &str, rest: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = first.to_owned();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        if !empty && line.chars().count() + 1 + word.chars().count() > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = rest.to_owned();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+        }
+        line.push_str(word);
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
+const WIDTH: usize = 88;
+
 /// One explanation as plain text for a terminal.
 pub fn render(e: &Explanation) -> String {
     let mut s = String::new();
@@ -218,18 +244,21 @@ pub fn render(e: &Explanation) -> String {
         Subject::Outcome(_) => "outcome",
         Subject::Finding(_) => "finding",
     };
-    let _ = writeln!(s, "{} ({kind}, {})", e.subject.name(), e.class);
-    let _ = writeln!(s, "  {}", e.subject.summary());
-    let _ = writeln!(s);
-    let _ = writeln!(s, "What it means:\n  {}", e.meaning);
-    let _ = writeln!(s, "Rule: {REFERENCE} {}", e.rule);
-    let _ = writeln!(s, "Typical causes:");
+    let _ = writeln!(s, "{} ({kind})", e.subject.name());
+    s.push_str(&wrap(e.subject.summary(), "  ", "  ", WIDTH));
+    s.push_str(&wrap(&e.class, "  ", "  ", WIDTH));
+    s.push('\n');
+    s.push_str("What it means:\n");
+    s.push_str(&wrap(e.meaning, "  ", "  ", WIDTH));
+    s.push_str("Rule:\n");
+    s.push_str(&wrap(&format!("{REFERENCE} {}", e.rule), "  ", "  ", WIDTH));
+    s.push_str("Typical causes:\n");
     for c in e.causes {
-        let _ = writeln!(s, "  - {c}");
+        s.push_str(&wrap(c, "  - ", "    ", WIDTH));
     }
-    let _ = writeln!(s, "What to check next:");
+    s.push_str("What to check next:\n");
     for n in e.next {
-        let _ = writeln!(s, "  - {n}");
+        s.push_str(&wrap(n, "  - ", "    ", WIDTH));
     }
     s
 }
@@ -275,6 +304,24 @@ mod tests {
             assert!(!e.causes.is_empty() && !e.next.is_empty(), "{}", s.name());
             assert!(render(&e).starts_with(s.name()));
             assert!(render_list().contains(s.name()));
+        }
+    }
+
+    #[test]
+    fn wrapping_keeps_words_whole() {
+        let text = "alpha beta gamma delta epsilon";
+        assert_eq!(
+            wrap(text, "  - ", "    ", 16),
+            "  - alpha beta\n    gamma delta\n    epsilon\n"
+        );
+        for s in Subject::all() {
+            for line in render(&explain(s)).lines() {
+                // One word longer than the width may overflow; nothing else does.
+                assert!(
+                    line.chars().count() <= WIDTH || !line.trim().contains(' '),
+                    "{line}"
+                );
+            }
         }
     }
 

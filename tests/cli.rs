@@ -329,3 +329,277 @@ fn usage_errors_exit_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+fn explain(args: &[&str]) -> Output {
+    bin()
+        .arg("explain")
+        .args(args)
+        .output()
+        .expect("run mcpsift")
+}
+
+#[test]
+fn explain_covers_every_name_in_any_spelling() {
+    let out = explain(&[]);
+    assert_eq!(out.status.code(), Some(0));
+    let list = String::from_utf8_lossy(&out.stdout);
+    let names = [
+        "TOOL_SUCCESS",
+        "TOOL_ERROR",
+        "INPUT_REQUIRED",
+        "JSONRPC_ERROR",
+        "MALFORMED_JSON",
+        "INVALID_ENVELOPE",
+        "INVALID_TOOL_RESULT",
+        "HTTP_ERROR",
+        "STREAM_INCOMPLETE",
+        "NO_RESPONSE",
+        "ID_MISMATCH",
+        "NON_TERMINAL",
+        "UNEXPLAINED_REPEAT",
+        "UNSAFE_REPLAY",
+        "RETRY_TOO_SOON",
+        "ID_REUSED",
+        "MRTR_BROKEN",
+    ];
+    for name in names {
+        assert!(list.contains(name), "{name} missing from the list:\n{list}");
+        let spelled = name.to_ascii_lowercase().replace('_', "-");
+        let out = explain(&[&spelled]);
+        assert_eq!(out.status.code(), Some(0), "{spelled}");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.starts_with(name), "{text}");
+        assert!(
+            text.contains("Rule:\n  ../shared/reference/mcp-wire.md §"),
+            "{text}"
+        );
+        assert!(text.contains("Typical causes:") && text.contains("What to check next:"));
+    }
+}
+
+#[test]
+fn explain_of_an_unknown_name_lists_the_valid_ones() {
+    let out = explain(&["TIMEOUT"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    let err = stderr(&out);
+    assert!(err.contains("unknown name \"TIMEOUT\""), "{err}");
+    assert!(
+        err.contains("TOOL_SUCCESS") && err.contains("MRTR_BROKEN"),
+        "{err}"
+    );
+}
+
+#[test]
+fn fail_on_gates_exit_1_and_exit_2_still_wins() {
+    let http = repo("samples/streamable-http.jsonl");
+    let http = http.to_str().unwrap();
+    // Nothing matches: 0.
+    let out = analyze(&[http, "--format", "jsonl", "--fail-on", "ID_REUSED"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // An outcome, a finding kind, a severity: 1, and stderr says what matched.
+    for (cond, said) in [
+        ("http-error", "2 calls HTTP_ERROR"),
+        ("UNSAFE_REPLAY", "1 finding UNSAFE_REPLAY"),
+        ("high", "1 finding high or higher"),
+        ("medium", "4 findings medium or higher"),
+    ] {
+        let out = analyze(&[http, "--format", "jsonl", "--fail-on", cond]);
+        assert_eq!(out.status.code(), Some(1), "{cond}");
+        assert!(
+            stderr(&out).contains(&format!("--fail-on matched: {said}")),
+            "{cond}: {}",
+            stderr(&out)
+        );
+        // The report itself is complete.
+        assert_eq!(jsonl(&out).last().unwrap()["type"], "summary");
+    }
+    // An unreadable input wins over the gate.
+    let out = analyze(&[http, "/nonexistent/x.jsonl", "--fail-on", "high"]);
+    assert_eq!(out.status.code(), Some(2));
+    // A bad condition is a usage error naming the valid ones.
+    let out = analyze(&[http, "--fail-on", "loud"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("UNSAFE_REPLAY"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_baseline_accepts_known_findings_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("baseline.json");
+    let samples = repo("samples");
+    let samples = samples.to_str().unwrap();
+    let out = analyze(&[
+        samples,
+        "--format",
+        "jsonl",
+        "--write-baseline",
+        base.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    assert_eq!(doc["mcpsift_baseline"], 1);
+    let entries = doc["findings"].as_array().unwrap();
+    assert_eq!(entries.len(), 7);
+    let key = entries
+        .iter()
+        .map(|e| e["key"].as_str().unwrap())
+        .find(|k| k.starts_with("UNSAFE_REPLAY"))
+        .unwrap();
+    assert!(
+        key.ends_with("samples/streamable-http.jsonl ids=12,13 tool=delete_file"),
+        "{key}"
+    );
+    assert!(!key.contains("line"), "keys carry no line numbers: {key}");
+
+    // Everything known: no finding reported, the gate stays open.
+    let out = analyze(&[
+        samples,
+        "--format",
+        "jsonl",
+        "--baseline",
+        base.to_str().unwrap(),
+        "--fail-on",
+        "low",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let records = jsonl(&out);
+    assert_eq!(records.iter().filter(|r| r["type"] == "finding").count(), 0);
+    assert_eq!(records.last().unwrap()["baseline_accepted"], 7);
+
+    // Drop one entry: that finding is new again and trips the gate.
+    let mut doc = doc;
+    doc["findings"]
+        .as_array_mut()
+        .unwrap()
+        .retain(|e| !e["key"].as_str().unwrap().starts_with("UNSAFE_REPLAY"));
+    std::fs::write(&base, doc.to_string()).unwrap();
+    let out = analyze(&[
+        samples,
+        "--format",
+        "jsonl",
+        "--baseline",
+        base.to_str().unwrap(),
+        "--fail-on",
+        "high",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let kinds: Vec<String> = jsonl(&out)
+        .iter()
+        .filter(|r| r["type"] == "finding")
+        .map(|r| r["kind"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(kinds, ["UNSAFE_REPLAY"]);
+
+    // A baseline that is not one: exit 2, named.
+    std::fs::write(&base, "[]").unwrap();
+    let out = analyze(&[samples, "--baseline", base.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("is not an mcpsift baseline"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn filters_apply_to_every_format() {
+    let samples = repo("samples");
+    let samples = samples.to_str().unwrap();
+    let calls_of = |args: &[&str]| -> (Vec<String>, Vec<String>) {
+        let mut all = vec![samples, "--format", "jsonl"];
+        all.extend(args);
+        let records = jsonl(&analyze(&all));
+        let calls = records
+            .iter()
+            .filter(|r| r["type"] == "call")
+            .map(|r| format!("{}:{}", r["tool"].as_str().unwrap(), r["id"]))
+            .collect();
+        let findings = records
+            .iter()
+            .filter(|r| r["type"] == "finding")
+            .map(|r| r["kind"].as_str().unwrap().to_owned())
+            .collect();
+        (calls, findings)
+    };
+    let (calls, findings) = calls_of(&["--tool", "delete_file"]);
+    assert_eq!(calls, ["delete_file:4", "delete_file:12", "delete_file:13"]);
+    assert_eq!(findings, ["UNSAFE_REPLAY", "NON_TERMINAL"]);
+    let (calls, findings) = calls_of(&["--outcome", "no-response"]);
+    assert_eq!(calls, ["slow_export:3", "search:4", "read_note:14"]);
+    assert_eq!(findings, ["NON_TERMINAL", "NON_TERMINAL"]);
+    let (calls, findings) = calls_of(&["--finding", "unsafe_replay"]);
+    assert_eq!(calls, ["delete_file:12", "delete_file:13"]);
+    assert_eq!(findings, ["UNSAFE_REPLAY"]);
+    let (calls, _) = calls_of(&["--scope", "stdio"]);
+    assert_eq!(calls.len(), 7, "{calls:?}");
+    // The human formats say they are filtered.
+    let out = analyze(&[samples, "--tool", "delete_file"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("filtered: tool=delete_file"));
+    let out = analyze(&[samples, "--tool", "delete_file", "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.contains("Filtered: tool=delete\\_file."), "{md}");
+    assert!(!md.contains("read\\_note"), "{md}");
+    // An unknown outcome is a usage error.
+    let out = analyze(&[samples, "--outcome", "TIMEOUT"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn files_get_the_report_and_stderr_keeps_the_warnings() {
+    let dir = tempfile::tempdir().unwrap();
+    let md = dir.path().join("ticket.md");
+    let json = dir.path().join("out.json");
+    let mixed = dir.path().join("mixed.jsonl");
+    std::fs::write(
+        &mixed,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}\nnot json\n",
+    )
+    .unwrap();
+    let out = analyze(&[
+        mixed.to_str().unwrap(),
+        "--format",
+        "json",
+        "--output",
+        json.to_str().unwrap(),
+        "--report",
+        md.to_str().unwrap(),
+        "--no-redact",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        out.stdout.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let err = stderr(&out);
+    assert!(err.starts_with("mcpsift: warning: --no-redact"), "{err}");
+    assert!(err.contains("line 2: not JSON"), "{err}");
+    let json_text = std::fs::read_to_string(&json).unwrap();
+    let doc: Value = serde_json::from_str(&json_text).expect("the file is pure JSON");
+    assert_eq!(doc["schema"], 1);
+    assert!(!json_text.contains("warning"));
+    let md_text = std::fs::read_to_string(&md).unwrap();
+    assert!(md_text.starts_with("# mcpsift report\n"), "{md_text}");
+    assert!(!md_text.contains("mcpsift: "), "{md_text}");
+}
+
+#[test]
+fn a_piped_table_has_no_colour_and_no_wrapping() {
+    let out = bin()
+        .args(["analyze", repo("samples").to_str().unwrap()])
+        .env("COLUMNS", "40")
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(!text.contains('\u{1b}'), "{text}");
+    // COLUMNS applies to terminals only: a pipe gets whole lines.
+    assert!(text.lines().any(|l| l.chars().count() > 100), "{text}");
+    // --width forces a width anywhere.
+    let out = analyze(&[repo("samples").to_str().unwrap(), "--width", "70"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    for line in text.lines().filter(|l| l.starts_with(['┌', '│', '└'])) {
+        assert!(line.chars().count() <= 70, "{line}");
+    }
+}

@@ -40,6 +40,9 @@ pub struct Timeline {
     pub end_ts: Option<Timestamp>,
     /// The recorder's own reason for a failure.
     pub recorder_note: Option<String>,
+    /// The raw `Mcp-Session-Id`, never printed: redaction uses it to replace the id
+    /// wherever else it appears (an error message, a URL) with its hash.
+    pub session_id: Option<String>,
 }
 
 fn describe(item: &Item) -> String {
@@ -85,6 +88,16 @@ pub fn of_http(x: &HttpExchange, items: &[Item]) -> Timeline {
         end: x.end,
         end_ts: x.end_ts,
         recorder_note: x.recorder_note.clone(),
+        session_id: x
+            .request
+            .headers
+            .get("mcp-session-id")
+            .or_else(|| {
+                x.response
+                    .as_ref()
+                    .and_then(|r| r.headers.get("mcp-session-id"))
+            })
+            .map(str::to_owned),
         ..Timeline::default()
     };
     let Some(resp) = &x.response else {

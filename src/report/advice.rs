@@ -49,9 +49,16 @@ pub fn executed(c: &Call) -> Executed {
         Outcome::ToolSuccess | Outcome::ToolError => Executed::Yes,
         Outcome::InputRequired => Executed::Pending,
         Outcome::JsonrpcError => match c.verdict.evidence.jsonrpc_code {
-            // Internal and implementation-defined errors can come after partial work.
-            Some(-32603) | Some(-32099..=-32000) => Executed::Maybe,
-            _ => Executed::Rejected,
+            // Codes a server sends before dispatching to the tool (mcp-wire §4.5):
+            // parse, invalid request, unknown method or tool, bad params, SDK
+            // "Session not found", 2026 header and version checks, URL elicitation.
+            Some(
+                -32700 | -32600 | -32601 | -32602 | -32001 | -32002 | -32020 | -32021 | -32022
+                | -32042,
+            ) => Executed::Rejected,
+            // Internal (-32603), implementation-defined and application codes can
+            // come after partial work.
+            _ => Executed::Maybe,
         },
         // The server answered, so the request was processed; the client cannot read
         // whether the tool succeeded.
@@ -123,7 +130,10 @@ pub fn retry(c: &Call) -> String {
                 Outcome::NoResponse if c.cancelled => "The client cancelled the call; the tool may still have run".to_owned(),
                 Outcome::NoResponse => "No response was recorded, so the tool may have run".to_owned(),
                 Outcome::StreamIncomplete => "The stream ended before the final response, so the tool may have run".to_owned(),
-                Outcome::JsonrpcError => format!("Error {} can come after partial work, so the tool may have run", ev.jsonrpc_code.unwrap_or_default()),
+                Outcome::JsonrpcError => match ev.jsonrpc_code {
+                    Some(code) => format!("Error {code} is not one a server sends before running the tool, so the tool may have run"),
+                    None => "The error has no integer code, so the tool may have run".to_owned(),
+                },
                 _ => format!("HTTP {} came after the request was delivered, so the tool may have run", status.map(|s| s.to_string()).unwrap_or_else(|| "failure".to_owned())),
             };
             if safe {
@@ -146,4 +156,88 @@ pub fn retry(c: &Call) -> String {
         s.push_str(&format!(" This call was attempt {}{origin}.", c.post_count));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+
+    /// A real call from the correlator (so new `Call` fields need no change here),
+    /// then given the verdict under test.
+    fn call(
+        outcome: Outcome,
+        status: Option<u16>,
+        code: Option<i64>,
+        a: Option<Annotations>,
+    ) -> Call {
+        let input = concat!(
+            r#"{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}}"#,
+            "\n"
+        );
+        let (_, analysis) =
+            crate::batch::analyse_reader(input.as_bytes(), &Config::default()).unwrap();
+        let mut c = analysis.calls.into_iter().next().unwrap();
+        c.verdict.outcome = outcome;
+        c.verdict.layer = outcome.layer();
+        c.verdict.evidence.http_statuses = status.into_iter().collect();
+        c.verdict.evidence.jsonrpc_code = code;
+        c.annotations = a;
+        c
+    }
+
+    const READ_ONLY: Annotations = Annotations {
+        read_only: Some(true),
+        destructive: None,
+        idempotent: None,
+    };
+
+    #[test]
+    fn whether_the_tool_may_have_run() {
+        use Executed::*;
+        for (o, status, code, want) in [
+            (Outcome::ToolError, Some(200), None, Yes),
+            (Outcome::HttpError, Some(503), None, Unlikely),
+            (Outcome::HttpError, Some(429), None, Unlikely),
+            (Outcome::HttpError, Some(500), None, Maybe),
+            (Outcome::HttpError, Some(504), None, Maybe),
+            (Outcome::StreamIncomplete, Some(200), None, Maybe),
+            (Outcome::NoResponse, None, None, Maybe),
+            (Outcome::JsonrpcError, Some(200), Some(-32602), Rejected),
+            (Outcome::JsonrpcError, Some(400), Some(-32020), Rejected),
+            (Outcome::JsonrpcError, Some(200), Some(-32603), Maybe),
+            (Outcome::InputRequired, Some(200), None, Pending),
+        ] {
+            assert_eq!(
+                executed(&call(o, status, code, None)),
+                want,
+                "{o} {status:?} {code:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn advice_follows_layer_and_annotations() {
+        let cut = retry(&call(Outcome::StreamIncomplete, Some(200), None, None));
+        assert!(
+            cut.contains("may have run") && cut.contains("do not replay"),
+            "{cut}"
+        );
+        let cut = retry(&call(
+            Outcome::StreamIncomplete,
+            Some(200),
+            None,
+            Some(READ_ONLY),
+        ));
+        assert!(cut.contains("a retry is safe"), "{cut}");
+        let busy = retry(&call(Outcome::HttpError, Some(503), None, None));
+        assert!(
+            busy.contains("do not replay it just because of a 503"),
+            "{busy}"
+        );
+        let rl = retry(&call(Outcome::HttpError, Some(429), None, None));
+        assert!(rl.contains("Refused before it ran (429)"), "{rl}");
+        let mismatch = retry(&call(Outcome::JsonrpcError, Some(400), Some(-32020), None));
+        assert!(mismatch.starts_with("HeaderMismatch"), "{mismatch}");
+    }
 }

@@ -92,7 +92,32 @@ pub fn call_record(input: &str, c: &Call, all: &[Call]) -> Value {
     if !ev.notes.is_empty() {
         o.insert("notes".into(), json!(ev.notes));
     }
+    if let Some(t) = &c.timeline {
+        o.insert("timeline".into(), timeline_record(t));
+    }
     Value::Object(o)
+}
+
+/// The wire story of an HTTP call (`call.timeline`).
+fn timeline_record(t: &crate::correlate::timeline::Timeline) -> Value {
+    let ts = |t: Option<crate::model::Timestamp>| t.map(|t| t.to_string());
+    let events: Vec<Value> = t
+        .events
+        .iter()
+        .map(|e| json!({"event": e.event, "id": e.id, "ts": ts(e.ts), "what": e.what}))
+        .collect();
+    json!({
+        "request_line": t.request_line,
+        "request_ts": ts(t.request_ts),
+        "status": t.status,
+        "content_type": t.content_type,
+        "response_ts": ts(t.response_ts),
+        "events": events,
+        "events_total": t.events_total,
+        "end": t.end.as_str(),
+        "end_ts": ts(t.end_ts),
+        "recorder_note": t.recorder_note,
+    })
 }
 
 fn finding_record(input: &str, f: &Finding) -> Value {

@@ -10,6 +10,10 @@ use crate::correlate::{Call, Finding};
 use crate::model::{Locator, Outcome, Severity, Timestamp};
 use std::io::{self, Write};
 
+/// Call sections at most: a ticket with thousands of sections helps nobody, and
+/// GitHub cuts long bodies.
+const MAX_SECTIONS: usize = 100;
+
 /// Escapes text for a line of prose or a table cell: every character that could
 /// start markup on GitHub or GitLab (emphasis, links, HTML, math, mentions, tables).
 pub fn escape(s: &str) -> String {
@@ -222,7 +226,11 @@ fn write_findings(report: &Report, w: &mut dyn Write) -> io::Result<()> {
             code_cell(&ir.path),
             escape(&locs),
             code_cell(&ids),
-            escape(&tools.join(", ")),
+            if tools.is_empty() {
+                "—".to_owned()
+            } else {
+                escape(&tools.join(", "))
+            },
             escape(&f.detail)
         )?;
     }
@@ -334,7 +342,7 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
                     }
                     rows.push((
                         time(t.end_ts),
-                        format!("response ended: {}", t.end.as_str()),
+                        format!("response ended: {}", escape(t.end.as_str())),
                     ));
                 }
             }
@@ -351,7 +359,10 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
             ));
             let ev = &c.verdict.evidence;
             let end = if c.verdict.outcome.is_non_terminal() {
-                format!("no response for this id (ended: {})", ev.end.as_str())
+                format!(
+                    "no response for this id (ended: {})",
+                    escape(ev.end.as_str())
+                )
             } else {
                 "← response with this id".to_owned()
             };
@@ -439,12 +450,12 @@ fn write_call(
     if ev.sse_events > 0 {
         facts.push(plural(ev.sse_events, "SSE event", "SSE events"));
     }
-    facts.push(format!("ended {}", ev.end.as_str()));
+    facts.push(format!("ended {}", escape(ev.end.as_str())));
     if c.post_count > 1 {
         facts.push(format!(
             "attempt {} (retry origin {})",
             c.post_count,
-            c.retry_origin.as_str()
+            escape(c.retry_origin.as_str())
         ));
     }
     if c.cancelled {
@@ -506,7 +517,15 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
     if !attention.is_empty() {
         writeln!(w, "## Calls that need attention")?;
         writeln!(w)?;
-        for (ir, c) in attention {
+        if attention.len() > MAX_SECTIONS {
+            writeln!(
+                w,
+                "The first {MAX_SECTIONS} of {} calls; narrow with `--tool`, `--outcome`, `--finding` or `--scope` to see the others.",
+                attention.len()
+            )?;
+            writeln!(w)?;
+        }
+        for (ir, c) in attention.into_iter().take(MAX_SECTIONS) {
             let fs: Vec<&Finding> = ir
                 .analysis
                 .findings

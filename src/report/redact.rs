@@ -24,6 +24,7 @@ use std::borrow::Cow;
 pub const MARK: &str = "[REDACTED]";
 
 /// Names whose value is a secret, whatever the separator (`:`, `=`, a JSON pair).
+/// Written with `-`; `_` and case do not matter when matching.
 const SECRET_NAMES: &[&str] = &[
     "authorization",
     "proxy-authorization",
@@ -31,29 +32,31 @@ const SECRET_NAMES: &[&str] = &[
     "set-cookie",
     "x-api-key",
     "api-key",
-    "api_key",
     "apikey",
     "x-auth-token",
     "x-access-token",
     "x-amz-security-token",
     "auth-token",
-    "auth_token",
-    "access_token",
+    "access-token",
     "accesstoken",
-    "refresh_token",
+    "refresh-token",
     "refreshtoken",
-    "id_token",
-    "client_secret",
+    "id-token",
+    "client-secret",
     "clientsecret",
     "code",
-    "code_verifier",
+    "code-verifier",
     "password",
     "passwd",
     "secret",
     "token",
-    "session_token",
-    "private_key",
+    "session-token",
+    "private-key",
     "x-goog-api-key",
+    "x-amz-signature",
+    "x-amz-credential",
+    "x-goog-signature",
+    "x-goog-credential",
 ];
 
 /// Names that are secrets only as query or form parameters (`?key=…`): as JSON keys
@@ -119,7 +122,8 @@ fn is_name_char(b: u8) -> bool {
 }
 
 fn name_kind(name: &str) -> Option<NameKind> {
-    let lower = name.to_ascii_lowercase();
+    // `api-key`, `API_KEY` and `Api-Key` are one name.
+    let lower = name.to_ascii_lowercase().replace('_', "-");
     if HASHED_NAMES.contains(&lower.as_str()) {
         Some(NameKind::Hashed)
     } else if SECRET_NAMES.contains(&lower.as_str()) {
@@ -200,11 +204,62 @@ impl Redactor {
         }
     }
 
-    /// Redacts every string of a report that an emitter may print.
+    /// Redacts every string of a report that an emitter may print. Session ids seen
+    /// in `Mcp-Session-Id` headers are also replaced wherever else they appear.
     pub fn report(&self, report: &mut Report) {
         if !self.enabled {
             return;
         }
+        let mut sessions: Vec<String> = report
+            .inputs
+            .iter()
+            .flat_map(|i| &i.analysis.calls)
+            .filter_map(|c| c.timeline.as_ref()?.session_id.clone())
+            .filter(|s| s.len() >= 8)
+            .collect();
+        sessions.sort();
+        sessions.dedup();
+        let r = Known {
+            inner: *self,
+            sessions: &sessions,
+        };
+        r.report(report);
+    }
+}
+
+/// A redactor that also knows the session ids of the report being redacted.
+struct Known<'a> {
+    inner: Redactor,
+    sessions: &'a [String],
+}
+
+impl Known<'_> {
+    fn string(&self, s: &mut String) {
+        for id in self.sessions {
+            if s.contains(id.as_str()) {
+                *s = s.replace(id.as_str(), &format!("session:{}", short_hash(id)));
+            }
+        }
+        self.inner.string(s);
+    }
+
+    fn option(&self, s: &mut Option<String>) {
+        if let Some(s) = s {
+            self.string(s);
+        }
+    }
+
+    fn value(&self, v: &mut Value) {
+        match v {
+            Value::String(s) => self.string(s),
+            Value::Array(a) => a.iter_mut().for_each(|x| self.value(x)),
+            Value::Object(o) => o.values_mut().for_each(|x| self.value(x)),
+            _ => {}
+        }
+        self.inner.value(v);
+    }
+
+    fn report(&self, report: &mut Report) {
         for (path, why) in &mut report.skipped {
             self.string(path);
             self.string(why);
@@ -235,6 +290,9 @@ impl Redactor {
                     self.string(&mut t.request_line);
                     self.option(&mut t.content_type);
                     self.option(&mut t.recorder_note);
+                    if let Some(id) = &mut t.session_id {
+                        *id = format!("session:{}", short_hash(id));
+                    }
                     for e in &mut t.events {
                         self.string(&mut e.event);
                         self.option(&mut e.id);
@@ -377,6 +435,7 @@ fn value_after(
                 let stop = if header_line {
                     c == b'\n'
                         || c == b'\r'
+                        || c == b'"'
                         || (c == b'\\' && matches!(b.get(end + 1), Some(b'n' | b'r' | b'"')))
                 } else {
                     matches!(
@@ -473,9 +532,14 @@ fn looks_like_secret(tok: &str) -> bool {
     if t.starts_with("eyJ") && t.len() >= 20 {
         return true; // a JWT (or a base64 JSON blob, which is as sensitive)
     }
+    // A prefix at the start of the token or of one of its segments
+    // (`key-sk_live_…`), followed by at least 12 more characters.
     for p in SECRET_PREFIXES {
-        if t.len() >= p.len() + 12 && t.starts_with(p) {
-            return true;
+        for (at, _) in t.match_indices(p) {
+            let segment_start = at == 0 || !t.as_bytes()[at - 1].is_ascii_alphanumeric();
+            if segment_start && t.len() >= at + p.len() + 12 {
+                return true;
+            }
         }
     }
     if t.len() >= 32 {
@@ -553,6 +617,10 @@ mod tests {
         );
         assert_eq!(r("cookie: a=1; b=2\nnext"), "cookie: [REDACTED]\nnext");
         assert_eq!(
+            r(r#"{"message":"no Authorization: Bearer abcdefghijk","data":1}"#),
+            r#"{"message":"no Authorization: [REDACTED]","data":1}"#
+        );
+        assert_eq!(
             r(r#"{"X-Api-Key": "k-123", "Accept": "x"}"#),
             r#"{"X-Api-Key": "[REDACTED]", "Accept": "x"}"#
         );
@@ -581,6 +649,14 @@ mod tests {
             "grant_type=x&code_verifier=[REDACTED]&client_secret=[REDACTED]"
         );
         assert_eq!(r("https://h/?key=AAA"), "https://h/?key=[REDACTED]");
+        assert_eq!(
+            r("API_KEY=abc Client-Secret: s1"),
+            "API_KEY=[REDACTED] Client-Secret: [REDACTED]"
+        );
+        assert_eq!(
+            r("https://b/o?X-Amz-Credential=AK%2F1&X-Amz-Signature=f00"),
+            "https://b/o?X-Amz-Credential=[REDACTED]&X-Amz-Signature=[REDACTED]"
+        );
         // A JSON key named like a query-only name is data.
         assert_eq!(r(r#"{"key": "a.txt"}"#), r#"{"key": "a.txt"}"#);
     }
@@ -604,6 +680,11 @@ mod tests {
         assert_eq!(r("ghp_0123456789abcdefABCDEF0123"), "[REDACTED]");
         assert_eq!(r("bearer abcdefgh12345678"), "bearer [REDACTED]");
         assert_eq!(r("AKIAIOSFODNN7EXAMPLE1"), "[REDACTED]");
+        assert_eq!(r("db-key-sk_live_abcdefghij0123"), "[REDACTED]");
+        assert_eq!(
+            r("task-queue-processing-item"),
+            "task-queue-processing-item"
+        );
         // Ordinary text, UUIDs, paths and short hex stay.
         for keep in [
             "4f1c2b7e-5d7a-4a8e-9a31-1d2c3b4a5f60",

@@ -49,6 +49,13 @@ pub(crate) fn why(c: &Call) -> String {
     if let Some(n) = ev.notes.first() {
         parts.push(n.clone());
     }
+    if c.post_count > 1 {
+        parts.push(format!(
+            "attempt {} ({})",
+            c.post_count,
+            c.retry_origin.as_str()
+        ));
+    }
     let s = parts.join(": ");
     if s.chars().count() > 160 {
         format!("{}…", s.chars().take(159).collect::<String>())

@@ -1,0 +1,271 @@
+//! Redaction end to end: secrets planted in every input format mcpsift reads must
+//! not appear in any output format (table, Markdown, json, jsonl, the `--report`
+//! file, the baseline file, stderr), and `--no-redact` must bring them back (so the
+//! plants do reach the output and the test is not vacuous).
+//!
+//! Adding an input format (HAR, pcap) is one line in `inputs()`: a file name and
+//! the bytes of a capture that carries the same `SECRETS`.
+
+use serde_json::{json, Value};
+use std::path::Path;
+use std::process::{Command, Output};
+
+/// Every planted secret. Each is unique, so a hit names the leak.
+const SECRETS: &[&str] = &[
+    "authz-hdr-9f8e7d6c5b4a",
+    "cookie-val-1a2b3c4d5e",
+    "setcookie-val-6f7a8b9c",
+    "proxyauth-val-0d1e2f3a",
+    "xapikey-val-4b5c6d7e8f",
+    "qs-access-token-2468ace",
+    "qs-code-13579bdf",
+    "body-refresh-token-1122",
+    "body-client-secret-3344",
+    "body-password-5566",
+    "body-code-verifier-7788",
+    "body-id-token-9900",
+    "oauth-code-abcdef12",
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJsZWFrIn0.c2lnbmF0dXJlLWxlYWs",
+    "sk-proj-Zx9Yw8Vu7Ts6Rq5Po4Nm",
+    "ghp_Qw3Er4Ty5Ui6Op7As8Df9Gh0Jk",
+    "bearer-in-error-msg-777888999",
+    "5e55-10n-1d-f00d-cafe-babe",
+    "stdio-password-24680",
+    "stdio-api-key-sk_live_abcdefghij0123456789",
+    "tee-token-eyJzdGRpbyI6InRlZSJ9eyJ4IjoxfQ",
+    "skipped-file-bearer-31415926",
+];
+
+fn s(i: usize) -> &'static str {
+    SECRETS[i]
+}
+
+fn http_record(ts: &str, body: Value, response: Value, extra: Value) -> String {
+    let mut rec = json!({
+        "ts": ts,
+        "request": {
+            "method": "POST",
+            "url": format!("https://mcp.example/mcp?access_token={}&code={}&x=1", s(5), s(6)),
+            "headers": [
+                ["Content-Type", "application/json"],
+                ["Authorization", format!("Bearer {}", s(0))],
+                ["Cookie", format!("sid={}; theme=dark", s(1))],
+                ["Proxy-Authorization", format!("Basic {}", s(3))],
+                ["X-Api-Key", s(4)],
+                ["Mcp-Session-Id", s(17)],
+            ],
+            "body": body.to_string(),
+        },
+        "response": response,
+    });
+    if let Value::Object(extra) = extra {
+        for (k, v) in extra {
+            rec[k] = v;
+        }
+    }
+    rec.to_string()
+}
+
+fn call(id: i64, tool: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args}})
+}
+
+/// JSONL HTTP exchange records: secrets in headers, query strings, request and
+/// response bodies, error messages and data, SSE tails and recorder notes.
+fn jsonl_http() -> Vec<u8> {
+    let oauth_args = json!({
+        "refresh_token": s(7), "client_secret": s(8), "password": s(9),
+        "code_verifier": s(10), "id_token": s(11), "code": s(12)
+    });
+    let set_cookie = json!([
+        ["Content-Type", "application/json"],
+        ["Set-Cookie", format!("sid={}; HttpOnly", s(2))]
+    ]);
+    let lines = [
+        // HTTP 500 whose body echoes every secret.
+        http_record(
+            "2026-12-01T10:00:00.000Z",
+            call(1, "login", oauth_args.clone()),
+            json!({"status": 500, "headers": set_cookie, "body": json!({
+                "jsonrpc": "2.0", "id": 1,
+                "result": {"content": [{"type": "text", "text": format!(
+                    "token {} key {} gh {} args {}", s(13), s(14), s(15), oauth_args)}]}
+            }).to_string()}),
+            json!({}),
+        ),
+        // A JSON-RPC error with a bearer token in its message and secrets in data.
+        http_record(
+            "2026-12-01T10:00:01.000Z",
+            call(2, "login", json!({"user": "bob"})),
+            json!({"status": 200, "headers": [["Content-Type", "application/json"]], "body": json!({
+                "jsonrpc": "2.0", "id": 2,
+                "error": {"code": -32602, "message": format!("rejected Authorization: Bearer {} in session {}", s(18), s(17)),
+                          "data": {"refresh_token": s(7), "echo": format!("access_token={}", s(5))}}
+            }).to_string()}),
+            json!({}),
+        ),
+        // A tool error whose text carries a password and a JWT.
+        http_record(
+            "2026-12-01T10:00:02.000Z",
+            call(3, "login", json!({"user": "bob"})),
+            json!({"status": 200, "headers": [["Content-Type", "application/json"]], "body": json!({
+                "jsonrpc": "2.0", "id": 3,
+                "result": {"isError": true, "content": [{"type": "text", "text": format!(
+                    "bad login password={} id_token={}", s(9), s(13))}]}
+            }).to_string()}),
+            json!({}),
+        ),
+        // Malformed JSON carrying a client secret.
+        http_record(
+            "2026-12-01T10:00:03.000Z",
+            call(4, "login", json!({})),
+            json!({"status": 200, "headers": [["Content-Type", "application/json"]],
+                   "body": format!("{{oops client_secret={} \"password\": \"{}\"", s(8), s(9))}),
+            json!({}),
+        ),
+        // An SSE stream cut inside an event that carries secrets.
+        http_record(
+            "2026-12-01T10:00:04.000Z",
+            call(5, "login", json!({})),
+            json!({"status": 200, "headers": [["Content-Type", "text/event-stream"]],
+                   "body": format!("event: message\nid: {}\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"data\":\"{}\"}}}}\n\ndata: {{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{{\"access_token\":\"{}\"", s(14), s(15), s(11))}),
+            json!({"end": "closed"}),
+        ),
+        // No response; the recorder's note names a token.
+        http_record(
+            "2026-12-01T10:00:05.000Z",
+            call(6, "login", json!({"password": s(9)})),
+            Value::Null,
+            json!({"error": format!("upstream said Bearer {}", s(18))}),
+        ),
+    ];
+    (lines.join("\n") + "\n").into_bytes()
+}
+
+/// A stdio message transcript with secrets in arguments and results.
+fn jsonl_stdio() -> Vec<u8> {
+    let lines = [
+        json!({"ts": "2026-12-01T10:00:00Z", "dir": "c2s", "msg": call(1, "db", json!({"password": s(19), "api_key": s(20)}))}),
+        json!({"ts": "2026-12-01T10:00:01Z", "dir": "s2c", "msg": {"jsonrpc": "2.0", "id": 1, "result": {
+            "isError": true, "content": [{"type": "text", "text": format!("connect failed for password: {} with {}", s(19), s(20))}]}}}),
+        json!({"ts": "2026-12-01T10:00:02Z", "dir": "c2s", "msg": call(2, "db", json!({"token": s(20)}))}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    (text.join("\n") + "\n").into_bytes()
+}
+
+/// Bare JSON-RPC lines (a `tee` of stdio).
+fn jsonl_tee() -> Vec<u8> {
+    let lines = [
+        call(7, "echo", json!({"text": s(21 - 1)})).to_string(),
+        json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32603, "message": format!("leaked {}", s(20))}}).to_string(),
+        call(8, "echo", json!({"text": format!("Bearer {}", s(20))})).to_string(),
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{{\"content\":\"{}\"}}}}", s(20)),
+    ];
+    (lines.join("\n") + "\n").into_bytes()
+}
+
+/// Every input format, as (file name, bytes). HAR and pcap join here.
+fn inputs() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("http.jsonl", jsonl_http()),
+        ("stdio.jsonl", jsonl_stdio()),
+        ("tee.jsonl", jsonl_tee()),
+    ]
+}
+
+fn run(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mcpsift"))
+        .arg("analyze")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("run mcpsift")
+}
+
+/// Everything one run let out: stdout, stderr and any files it wrote.
+fn all_output(dir: &Path, out: &Output, files: &[&Path]) -> String {
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    for f in files {
+        text.push_str(&std::fs::read_to_string(f).unwrap_or_default());
+    }
+    let _ = dir;
+    text
+}
+
+fn outputs(dir: &Path, extra: &[&str]) -> Vec<(String, String)> {
+    let tmp = tempfile::tempdir().unwrap();
+    let md = tmp.path().join("report.md");
+    let base = tmp.path().join("baseline.json");
+    let mut res = Vec::new();
+    for format in ["table", "markdown", "json", "jsonl"] {
+        for all in [false, true] {
+            let mut args = vec!["--format", format, "--width", "80"];
+            if all {
+                args.push("--all");
+            }
+            let md_s = md.to_str().unwrap();
+            let base_s = base.to_str().unwrap();
+            args.extend(["--report", md_s, "--write-baseline", base_s]);
+            args.extend(extra);
+            let out = run(dir, &args);
+            assert_ne!(
+                out.status.code(),
+                Some(2),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            res.push((
+                format!("{format} all={all}"),
+                all_output(dir, &out, &[&md, &base]),
+            ));
+        }
+    }
+    res
+}
+
+#[test]
+fn no_planted_secret_leaves_the_tool() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, bytes) in inputs() {
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+    }
+    // A file that is no input: its skip reason quotes its first line.
+    std::fs::write(
+        dir.path().join("notes.txt"),
+        format!("curl -H 'Authorization: Bearer {}' https://x/\n", s(21)),
+    )
+    .unwrap();
+    let redacted = outputs(dir.path(), &[]);
+    for (what, text) in &redacted {
+        for secret in SECRETS {
+            assert!(!text.contains(secret), "{what} leaks {secret}:\n{text}");
+        }
+        assert!(text.contains("[REDACTED]"), "{what} redacted nothing");
+    }
+    // The session id is followed by its stable hash instead.
+    let jsonl = &redacted
+        .iter()
+        .find(|(w, _)| w == "jsonl all=false")
+        .unwrap()
+        .1;
+    assert!(jsonl.contains("\"scope\":\"session:"), "{jsonl}");
+
+    // Unredacted, the plants do reach the output: the test above is not vacuous.
+    let raw = outputs(dir.path(), &["--no-redact"]);
+    let everything: String = raw.iter().map(|(_, t)| t.as_str()).collect();
+    let reached: Vec<&&str> = SECRETS
+        .iter()
+        .filter(|s| everything.contains(**s))
+        .collect();
+    // Request headers are never printed, redacted or not.
+    for must in [5, 6, 7, 8, 9, 11, 13, 14, 15, 17, 18, 19, 20, 21] {
+        assert!(
+            reached.contains(&&SECRETS[must]),
+            "{} never reaches any output",
+            SECRETS[must]
+        );
+    }
+    assert!(everything.contains("--no-redact: tokens, cookies and session ids are printed"));
+}

@@ -1,0 +1,119 @@
+//! Snapshot tests of the human formats on the bundled samples, run through the
+//! library with fixed settings (width 100, no colour) so they do not depend on the
+//! terminal. Review changes with `cargo insta review`; CI (CI=true) fails on any
+//! difference.
+
+use mcpsift::batch::{self, Input, Report};
+use mcpsift::config::Config;
+use mcpsift::report::{self, HumanOptions, OutputFormat, Redactor};
+use std::path::PathBuf;
+
+const SAMPLES: &[&str] = &[
+    "stateless-2026",
+    "stdio-tee",
+    "stdio-transcript",
+    "streamable-http",
+];
+
+/// The sample as the CLI would read it, with a relative path so snapshots do not
+/// depend on where the repository is checked out.
+fn analyse(name: &str) -> Report {
+    let path = PathBuf::from(format!("samples/{name}.jsonl"));
+    let mut report = batch::run(&[Input::Path(path)], &Config::default());
+    Redactor::default().report(&mut report);
+    report
+}
+
+fn render(report: &Report, format: OutputFormat, all: bool) -> String {
+    let opts = HumanOptions {
+        all,
+        width: Some(100),
+        color: false,
+    };
+    let mut out = Vec::new();
+    report::write(report, format, &opts, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+#[test]
+fn table_snapshots() {
+    for name in SAMPLES {
+        let text = render(&analyse(name), OutputFormat::Table, false);
+        insta::assert_snapshot!(format!("table_{name}"), text);
+    }
+}
+
+#[test]
+fn markdown_snapshots() {
+    for name in SAMPLES {
+        let text = render(&analyse(name), OutputFormat::Markdown, false);
+        insta::assert_snapshot!(format!("markdown_{name}"), text);
+    }
+}
+
+#[test]
+fn table_with_all_lists_successes() {
+    let text = render(&analyse("stdio-transcript"), OutputFormat::Table, true);
+    insta::assert_snapshot!("table_all_stdio-transcript", text);
+}
+
+#[test]
+fn table_wraps_to_the_width_given() {
+    let report = analyse("streamable-http");
+    for width in [60u16, 100, 160] {
+        let opts = HumanOptions {
+            all: false,
+            width: Some(width),
+            color: false,
+        };
+        let mut out = Vec::new();
+        report::write(&report, OutputFormat::Table, &opts, &mut out).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        for line in text
+            .lines()
+            .filter(|l| l.starts_with(['┌', '│', '╞', '├', '└']))
+        {
+            assert!(
+                line.chars().count() <= width as usize,
+                "width {width}: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn markdown_tables_keep_their_columns() {
+    // Every row of a Markdown table has as many unescaped `|` as its header.
+    for name in SAMPLES {
+        let md = render(&analyse(name), OutputFormat::Markdown, true);
+        let mut columns = None;
+        for line in md.lines() {
+            if !line.starts_with('|') {
+                columns = None;
+                continue;
+            }
+            let bars = line.len() - line.replace('|', "").len() - line.matches("\\|").count();
+            match columns {
+                None => columns = Some(bars),
+                Some(n) => assert_eq!(n, bars, "{name}: {line}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn colour_only_when_asked() {
+    let report = analyse("streamable-http");
+    let mut opts = HumanOptions {
+        all: false,
+        width: Some(100),
+        color: true,
+    };
+    let mut out = Vec::new();
+    report::write(&report, OutputFormat::Table, &opts, &mut out).unwrap();
+    assert!(String::from_utf8(out).unwrap().contains("\u{1b}["));
+    opts.color = false;
+    let mut out = Vec::new();
+    report::write(&report, OutputFormat::Table, &opts, &mut out).unwrap();
+    assert!(!String::from_utf8(out).unwrap().contains('\u{1b}'));
+}
