@@ -6,6 +6,9 @@
 //! Adding an input format (HAR, pcap) is one line in `inputs()`: a file name and
 //! the bytes of a capture that carries the same `SECRETS`.
 
+mod common;
+
+use common::{Capture, Link, Side};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::{Command, Output};
@@ -171,7 +174,113 @@ fn inputs() -> Vec<(&'static str, Vec<u8>)> {
         ("http.jsonl", jsonl_http()),
         ("stdio.jsonl", jsonl_stdio()),
         ("tee.jsonl", jsonl_tee()),
+        ("capture.har", har()),
+        ("capture.pcap", pcap()),
+        ("claude.jsonl", claude_code()),
+        ("inspector-network.json", inspector_network()),
     ]
+}
+
+/// The request headers every HTTP-level plant carries.
+fn secret_headers() -> Vec<(&'static str, String)> {
+    vec![
+        ("Authorization", format!("Bearer {}", s(0))),
+        ("Cookie", format!("sid={}; theme=dark", s(1))),
+        ("Proxy-Authorization", format!("Basic {}", s(3))),
+        ("X-Api-Key", s(4).to_owned()),
+        ("Mcp-Session-Id", s(17).to_owned()),
+    ]
+}
+
+fn leaky_result(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": format!(
+        "token {} key {} gh {} refresh_token={} password: {}", s(13), s(14), s(15), s(7), s(9))}]}})
+}
+
+/// A HAR with secrets in the URL, headers, postData and the response text.
+fn har() -> Vec<u8> {
+    let headers: Vec<Value> = secret_headers()
+        .into_iter()
+        .map(|(n, v)| json!({"name": n, "value": v}))
+        .collect();
+    let entry = |id: i64, status: i64, text: String| {
+        json!({
+            "startedDateTime": format!("2026-12-01T10:00:0{id}.000Z"), "time": 12,
+            "request": {"method": "POST", "httpVersion": "HTTP/1.1",
+                "url": format!("https://mcp.example/mcp?access_token={}&code={}", s(5), s(6)),
+                "headers": headers, "queryString": [], "cookies": [], "headersSize": -1, "bodySize": -1,
+                "postData": {"mimeType": "application/json", "text": call(id, "login", json!({"client_secret": s(8), "password": s(9)})).to_string()}},
+            "response": {"status": status, "statusText": "", "httpVersion": "HTTP/1.1",
+                "headers": [{"name": "Content-Type", "value": "application/json"}, {"name": "Set-Cookie", "value": format!("sid={}", s(2))}],
+                "cookies": [], "content": {"size": text.len(), "mimeType": "application/json", "text": text},
+                "redirectURL": "", "headersSize": -1, "bodySize": -1},
+            "cache": {}, "timings": {"send": 1, "wait": 10, "receive": 1}
+        })
+    };
+    let doc = json!({"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": [
+        entry(1, 500, leaky_result(1).to_string()),
+        entry(2, 200, json!({"jsonrpc": "2.0", "id": 2, "error": {"code": -32602,
+            "message": format!("rejected Authorization: Bearer {}", s(18))}}).to_string()),
+    ]}});
+    doc.to_string().into_bytes()
+}
+
+/// A pcap of one HTTP/1.1 exchange with the same plants.
+fn pcap() -> Vec<u8> {
+    let body = call(1, "login", json!({"client_secret": s(8), "password": s(9)})).to_string();
+    let mut head = format!(
+        "POST /mcp?access_token={}&code={} HTTP/1.1\r\nHost: mcp.example\r\nContent-Type: application/json\r\n",
+        s(5),
+        s(6)
+    );
+    for (n, v) in secret_headers() {
+        head.push_str(&format!("{n}: {v}\r\n"));
+    }
+    let request = format!("{head}Content-Length: {}\r\n\r\n{body}", body.len());
+    let rbody = leaky_result(1).to_string();
+    let response = format!(
+        "HTTP/1.1 500 Internal Server Error\r\nContent-Type: application/json\r\nSet-Cookie: sid={}\r\nContent-Length: {}\r\n\r\n{rbody}",
+        s(2),
+        rbody.len()
+    );
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40100, (7, 9));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, request.as_bytes());
+    cap.send(&mut c, Side::Server, response.as_bytes());
+    cap.fin(&mut c, Side::Client);
+    cap.fin(&mut c, Side::Server);
+    cap.pcap(Link::Ethernet, false, false)
+}
+
+/// A Claude Code transcript: secrets in MCP tool arguments and results.
+fn claude_code() -> Vec<u8> {
+    let lines = [
+        json!({"type": "assistant", "uuid": "a1", "sessionId": "sess", "timestamp": "2026-12-01T10:00:00Z",
+               "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_1",
+                   "name": "mcp__db__query", "input": {"password": s(19), "sql": "select 1"}}]}}),
+        json!({"type": "user", "uuid": "u1", "sessionId": "sess", "timestamp": "2026-12-01T10:00:01Z",
+               "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "is_error": true,
+                   "content": [{"type": "text", "text": format!("auth failed: Authorization: Bearer {} api_key={}", s(18), s(20))}]}]}}),
+    ];
+    let text: Vec<String> = lines.iter().map(Value::to_string).collect();
+    (text.join("\n") + "\n").into_bytes()
+}
+
+/// An MCP Inspector network export whose headers were not redacted by the Inspector.
+fn inspector_network() -> Vec<u8> {
+    let headers: serde_json::Map<String, Value> = secret_headers()
+        .into_iter()
+        .map(|(n, v)| (n.to_ascii_lowercase(), Value::String(v)))
+        .collect();
+    json!([{"id": "1", "timestamp": "2026-12-01T10:00:00.000Z", "method": "POST",
+        "url": format!("https://mcp.example/mcp?access_token={}", s(5)),
+        "requestHeaders": headers,
+        "requestBody": call(1, "login", json!({"refresh_token": s(7)})).to_string(),
+        "responseStatus": 200, "responseHeaders": {"content-type": "application/json"},
+        "responseBody": leaky_result(1).to_string(), "duration": 5, "category": "transport"}])
+    .to_string()
+    .into_bytes()
 }
 
 fn run(dir: &Path, args: &[&str]) -> Output {
