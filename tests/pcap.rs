@@ -728,48 +728,65 @@ fn big_block_grows_the_buffer_and_hostile_caplen_stops_cleanly() {
     assert_eq!(got.problems.len(), 1, "{:?}", problems(&got));
 }
 
-/// A real capture of the official Python SDK (see `tests/fixtures/pcap/README.md`).
+/// Real captures of the official Python SDK (see `tests/fixtures/pcap/README.md`):
+/// `-i lo` (Ethernet, µs) and `-i any` (Linux SLL2, ns).
 #[test]
-fn real_loopback_capture() {
-    let bytes = std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap();
-    let a = analyse(&bytes);
-    assert!(a.problems.is_empty(), "{:?}", a.problems);
-    assert_eq!(a.exchanges, 16);
-    let got: Vec<String> = a
-        .calls
-        .iter()
-        .map(|c| {
-            format!(
-                "{} {} {} {}",
-                c.tool.as_deref().unwrap_or("-"),
-                c.verdict.outcome,
-                c.verdict.evidence.content_type.as_deref().unwrap_or("-"),
-                c.verdict.evidence.end.as_str()
-            )
-        })
-        .collect();
-    assert_eq!(
-        got,
-        [
-            "echo TOOL_SUCCESS application/json complete",
-            "fail TOOL_ERROR application/json complete",
-            "slow TOOL_SUCCESS application/json complete",
-            "echo TOOL_SUCCESS text/event-stream complete",
-            "fail TOOL_ERROR text/event-stream complete",
-            "slow TOOL_SUCCESS text/event-stream client_closed",
-        ]
-    );
-    let (_, got) = collect(&bytes);
-    let sse_events: Vec<usize> = http(&got)
-        .iter()
-        .filter_map(|x| match &x.response.as_ref()?.body {
-            Body::Sse(s) if x.request.method == "POST" => Some(s.events.len()),
-            _ => None,
-        })
-        .collect();
-    // initialize, notifications/initialized (202), tools/list, echo, fail, slow (4
-    // progress + result).
-    assert!(sse_events.ends_with(&[1, 1, 1, 5]), "{sse_events:?}");
+fn real_loopback_captures() {
+    for (file, first_ts_digits) in [
+        ("tests/fixtures/pcap/mcp-loopback.pcap", 6),
+        ("tests/fixtures/pcap/mcp-any-nanos.pcap", 9),
+    ] {
+        let bytes = std::fs::read(file).unwrap();
+        let a = analyse(&bytes);
+        assert!(a.problems.is_empty(), "{file}: {:?}", a.problems);
+        assert_eq!(a.exchanges, 16, "{file}");
+        let got: Vec<String> = a
+            .calls
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} {} {}",
+                    c.tool.as_deref().unwrap_or("-"),
+                    c.verdict.outcome,
+                    c.verdict.evidence.content_type.as_deref().unwrap_or("-"),
+                    c.verdict.evidence.end.as_str()
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "echo TOOL_SUCCESS application/json complete",
+                "fail TOOL_ERROR application/json complete",
+                "slow TOOL_SUCCESS application/json complete",
+                "echo TOOL_SUCCESS text/event-stream complete",
+                "fail TOOL_ERROR text/event-stream complete",
+                "slow TOOL_SUCCESS text/event-stream client_closed",
+            ],
+            "{file}"
+        );
+        let (_, got) = collect(&bytes);
+        let sse_events: Vec<usize> = http(&got)
+            .iter()
+            .filter_map(|x| match &x.response.as_ref()?.body {
+                Body::Sse(s) if x.request.method == "POST" => Some(s.events.len()),
+                _ => None,
+            })
+            .collect();
+        // initialize, tools/list, echo, fail, slow (4 progress + result).
+        assert!(sse_events.ends_with(&[1, 1, 1, 5]), "{sse_events:?}");
+        // Timestamp precision follows the file: µs files have no sub-µs digits.
+        let subsec: Vec<i64> = http(&got)
+            .iter()
+            .filter_map(|x| x.request.ts)
+            .map(|t| t.0 % 1000)
+            .collect();
+        if first_ts_digits == 6 {
+            assert!(subsec.iter().all(|&n| n == 0));
+        } else {
+            assert!(subsec.iter().any(|&n| n != 0));
+        }
+    }
 }
 
 /// The same exchanges written as mcpsift's JSONL exchange records.
@@ -813,7 +830,10 @@ fn as_jsonl(c: &Collect) -> String {
 /// The same traffic as a capture and as JSONL gets the same verdicts.
 #[test]
 fn same_verdicts_as_jsonl() {
-    let mut captures = vec![std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap()];
+    let mut captures = vec![
+        std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap(),
+        std::fs::read("tests/fixtures/pcap/mcp-any-nanos.pcap").unwrap(),
+    ];
     captures.push(sse_capture(|cap, c| cap.fin(c, Side::Server)));
     captures.push(sse_capture(|cap, c| cap.rst(c, Side::Server)));
     captures.push(sse_capture(|cap, c| {
