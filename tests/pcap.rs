@@ -854,3 +854,134 @@ fn same_verdicts_as_jsonl() {
         assert_eq!(from_pcap, from_jsonl, "{jsonl}");
     }
 }
+
+#[test]
+fn json_body_cut_by_server_close() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40100, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    let resp = json_response(1);
+    cap.send(&mut c, Side::Server, &resp[..resp.len() - 5]);
+    cap.fin(&mut c, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, got) = collect(&bytes);
+    assert_eq!(http(&got)[0].end, End::Closed);
+    assert_eq!(outcomes(&bytes), ["1 STREAM_INCOMPLETE"]);
+}
+
+#[test]
+fn capture_starting_mid_connection_resyncs_and_reports() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40101, (1, 2));
+    // No handshake: the capture starts inside a response body.
+    cap.send(
+        &mut c,
+        Side::Server,
+        b"\"text\":\"tail of an old body\"}]}}",
+    );
+    cap.send(&mut c, Side::Client, &call_request(2, ""));
+    cap.send(&mut c, Side::Server, &json_response(2));
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(outcomes(&bytes), ["2 TOOL_SUCCESS"]);
+    let (_, got) = collect(&bytes);
+    assert_eq!(
+        problems(&got),
+        ["TCP 127.0.0.1:8000 → 127.0.0.1:40101: the capture starts inside this connection; 32 bytes before the first HTTP message are skipped"]
+    );
+}
+
+#[test]
+fn port_reuse_starts_a_new_connection() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40102, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    // The old connection vanishes without FIN; a new one reuses the 4-tuple.
+    let mut d = cap.conn(Link::Ethernet, 40102, (900_000, 800_000));
+    simple(&mut cap, &mut d, 2);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(outcomes(&bytes), ["1 NO_RESPONSE", "2 TOOL_SUCCESS"]);
+    let (_, got) = collect(&bytes);
+    assert_eq!(http(&got)[0].end, End::CaptureEnded);
+}
+
+#[test]
+fn upgrade_stops_reading_the_connection() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40103, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(
+        &mut c,
+        Side::Client,
+        b"GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+    );
+    cap.send(
+        &mut c,
+        Side::Server,
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x05hello",
+    );
+    cap.send(&mut c, Side::Client, b"\x81\x85abcd\x00\x00\x00\x00\x00");
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, got) = collect(&bytes);
+    assert_eq!(http(&got).len(), 1);
+    assert_eq!(http(&got)[0].response.as_ref().unwrap().status, 101);
+    assert_eq!(
+        problems(&got),
+        ["HTTP 101: the connection switched protocols (websocket); the rest of it is not read"]
+    );
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Send(bool, Vec<u8>),
+    Raw(bool, u32, u8, Vec<u8>),
+    Snap(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let pieces = prop_oneof![
+        Just(call_request(1, "")),
+        Just(json_response(1)),
+        Just(sse_head(true)),
+        Just(chunk(&result_event(1))),
+        Just(b"0\r\n\r\n".to_vec()),
+        Just(b"HTTP/1.1 100 Continue\r\n\r\n".to_vec()),
+        proptest::collection::vec(any::<u8>(), 0..40),
+    ];
+    prop_oneof![
+        (any::<bool>(), pieces.clone()).prop_map(|(s, p)| Op::Send(s, p)),
+        (any::<bool>(), any::<u32>(), 0u8..8, pieces).prop_map(|(s, q, f, p)| Op::Raw(s, q, f, p)),
+        (0usize..80).prop_map(Op::Snap),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    /// Arbitrary segments, flags, sequence numbers and cuts never panic.
+    #[test]
+    fn arbitrary_traffic_never_panics(ops in proptest::collection::vec(op(), 0..30)) {
+        let mut cap = Capture::new();
+        let mut c = cap.conn(Link::Ethernet, 42000, (u32::MAX - 3, 7));
+        cap.handshake(&mut c);
+        for o in ops {
+            match o {
+                Op::Send(client, p) => {
+                    let side = if client { Side::Client } else { Side::Server };
+                    cap.send(&mut c, side, &p);
+                }
+                Op::Raw(client, seq, flags, p) => {
+                    let side = if client { Side::Client } else { Side::Server };
+                    cap.raw(&c, side, seq, flags, &p);
+                }
+                Op::Snap(n) => {
+                    if let Some(f) = cap.frames.last_mut() {
+                        f.snap(n);
+                    }
+                }
+            }
+        }
+        let bytes = cap.pcap(Link::Ethernet, false, false);
+        let _ = mcpsift::batch::analyse_reader(Cursor::new(bytes), &Config::default());
+    }
+}
