@@ -985,3 +985,23 @@ proptest! {
         let _ = mcpsift::batch::analyse_reader(Cursor::new(bytes), &Config::default());
     }
 }
+
+#[test]
+fn ipv6_extension_headers_are_skipped() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn6(Link::Raw, 40110);
+    simple(&mut cap, &mut c, 4);
+    for f in &mut cap.frames {
+        // Insert a hop-by-hop options header (8 bytes, PadN) after the IPv6 header.
+        let next = f.data[6];
+        f.data[6] = 0;
+        let plen = u16::from_be_bytes([f.data[4], f.data[5]]) + 8;
+        f.data[4..6].copy_from_slice(&plen.to_be_bytes());
+        f.data
+            .splice(40..40, [next, 0, 1, 4, 0, 0, 0, 0])
+            .for_each(drop);
+        f.orig_len += 8;
+    }
+    let bytes = cap.pcap(Link::Raw, true, true);
+    assert_eq!(outcomes(&bytes), ["4 TOOL_SUCCESS"]);
+}
