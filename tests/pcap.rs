@@ -1005,3 +1005,46 @@ fn ipv6_extension_headers_are_skipped() {
     let bytes = cap.pcap(Link::Raw, true, true);
     assert_eq!(outcomes(&bytes), ["4 TOOL_SUCCESS"]);
 }
+
+/// A reader that hands out at most 100 bytes per call, like a slow pipe.
+struct Trickle(Cursor<Vec<u8>>);
+
+impl std::io::Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(100);
+        self.0.read(&mut buf[..n])
+    }
+}
+
+#[test]
+fn slow_reader_with_large_frames() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40120, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    let body = result_json(1);
+    let padded = format!("{body}{}", " ".repeat(60_000));
+    let mut resp = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        padded.len()
+    )
+    .into_bytes();
+    resp.extend_from_slice(padded.as_bytes());
+    cap.send(&mut c, Side::Server, &resp); // one 60 KB segment
+    cap.fin(&mut c, Side::Server);
+    for bytes in [
+        cap.pcap(Link::Ethernet, false, false),
+        cap.pcapng(&[(Link::Ethernet, 6)], false, false),
+    ] {
+        let (_, a) =
+            mcpsift::batch::analyse_reader(Trickle(Cursor::new(bytes)), &Config::default())
+                .expect("read");
+        assert!(a.problems.is_empty(), "{:?}", a.problems);
+        let o: Vec<String> = a
+            .calls
+            .iter()
+            .map(|c| c.verdict.outcome.to_string())
+            .collect();
+        assert_eq!(o, ["TOOL_SUCCESS"]);
+    }
+}
