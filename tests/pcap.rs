@@ -728,48 +728,65 @@ fn big_block_grows_the_buffer_and_hostile_caplen_stops_cleanly() {
     assert_eq!(got.problems.len(), 1, "{:?}", problems(&got));
 }
 
-/// A real capture of the official Python SDK (see `tests/fixtures/pcap/README.md`).
+/// Real captures of the official Python SDK (see `tests/fixtures/pcap/README.md`):
+/// `-i lo` (Ethernet, µs) and `-i any` (Linux SLL2, ns).
 #[test]
-fn real_loopback_capture() {
-    let bytes = std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap();
-    let a = analyse(&bytes);
-    assert!(a.problems.is_empty(), "{:?}", a.problems);
-    assert_eq!(a.exchanges, 16);
-    let got: Vec<String> = a
-        .calls
-        .iter()
-        .map(|c| {
-            format!(
-                "{} {} {} {}",
-                c.tool.as_deref().unwrap_or("-"),
-                c.verdict.outcome,
-                c.verdict.evidence.content_type.as_deref().unwrap_or("-"),
-                c.verdict.evidence.end.as_str()
-            )
-        })
-        .collect();
-    assert_eq!(
-        got,
-        [
-            "echo TOOL_SUCCESS application/json complete",
-            "fail TOOL_ERROR application/json complete",
-            "slow TOOL_SUCCESS application/json complete",
-            "echo TOOL_SUCCESS text/event-stream complete",
-            "fail TOOL_ERROR text/event-stream complete",
-            "slow TOOL_SUCCESS text/event-stream client_closed",
-        ]
-    );
-    let (_, got) = collect(&bytes);
-    let sse_events: Vec<usize> = http(&got)
-        .iter()
-        .filter_map(|x| match &x.response.as_ref()?.body {
-            Body::Sse(s) if x.request.method == "POST" => Some(s.events.len()),
-            _ => None,
-        })
-        .collect();
-    // initialize, notifications/initialized (202), tools/list, echo, fail, slow (4
-    // progress + result).
-    assert!(sse_events.ends_with(&[1, 1, 1, 5]), "{sse_events:?}");
+fn real_loopback_captures() {
+    for (file, first_ts_digits) in [
+        ("tests/fixtures/pcap/mcp-loopback.pcap", 6),
+        ("tests/fixtures/pcap/mcp-any-nanos.pcap", 9),
+    ] {
+        let bytes = std::fs::read(file).unwrap();
+        let a = analyse(&bytes);
+        assert!(a.problems.is_empty(), "{file}: {:?}", a.problems);
+        assert_eq!(a.exchanges, 16, "{file}");
+        let got: Vec<String> = a
+            .calls
+            .iter()
+            .map(|c| {
+                format!(
+                    "{} {} {} {}",
+                    c.tool.as_deref().unwrap_or("-"),
+                    c.verdict.outcome,
+                    c.verdict.evidence.content_type.as_deref().unwrap_or("-"),
+                    c.verdict.evidence.end.as_str()
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "echo TOOL_SUCCESS application/json complete",
+                "fail TOOL_ERROR application/json complete",
+                "slow TOOL_SUCCESS application/json complete",
+                "echo TOOL_SUCCESS text/event-stream complete",
+                "fail TOOL_ERROR text/event-stream complete",
+                "slow TOOL_SUCCESS text/event-stream client_closed",
+            ],
+            "{file}"
+        );
+        let (_, got) = collect(&bytes);
+        let sse_events: Vec<usize> = http(&got)
+            .iter()
+            .filter_map(|x| match &x.response.as_ref()?.body {
+                Body::Sse(s) if x.request.method == "POST" => Some(s.events.len()),
+                _ => None,
+            })
+            .collect();
+        // initialize, tools/list, echo, fail, slow (4 progress + result).
+        assert!(sse_events.ends_with(&[1, 1, 1, 5]), "{sse_events:?}");
+        // Timestamp precision follows the file: µs files have no sub-µs digits.
+        let subsec: Vec<i64> = http(&got)
+            .iter()
+            .filter_map(|x| x.request.ts)
+            .map(|t| t.0 % 1000)
+            .collect();
+        if first_ts_digits == 6 {
+            assert!(subsec.iter().all(|&n| n == 0));
+        } else {
+            assert!(subsec.iter().any(|&n| n != 0));
+        }
+    }
 }
 
 /// The same exchanges written as mcpsift's JSONL exchange records.
@@ -813,7 +830,10 @@ fn as_jsonl(c: &Collect) -> String {
 /// The same traffic as a capture and as JSONL gets the same verdicts.
 #[test]
 fn same_verdicts_as_jsonl() {
-    let mut captures = vec![std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap()];
+    let mut captures = vec![
+        std::fs::read("tests/fixtures/pcap/mcp-loopback.pcap").unwrap(),
+        std::fs::read("tests/fixtures/pcap/mcp-any-nanos.pcap").unwrap(),
+    ];
     captures.push(sse_capture(|cap, c| cap.fin(c, Side::Server)));
     captures.push(sse_capture(|cap, c| cap.rst(c, Side::Server)));
     captures.push(sse_capture(|cap, c| {
@@ -832,5 +852,199 @@ fn same_verdicts_as_jsonl() {
         let from_jsonl = outcomes(jsonl.as_bytes());
         assert!(!from_pcap.is_empty());
         assert_eq!(from_pcap, from_jsonl, "{jsonl}");
+    }
+}
+
+#[test]
+fn json_body_cut_by_server_close() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40100, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    let resp = json_response(1);
+    cap.send(&mut c, Side::Server, &resp[..resp.len() - 5]);
+    cap.fin(&mut c, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, got) = collect(&bytes);
+    assert_eq!(http(&got)[0].end, End::Closed);
+    assert_eq!(outcomes(&bytes), ["1 STREAM_INCOMPLETE"]);
+}
+
+#[test]
+fn capture_starting_mid_connection_resyncs_and_reports() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40101, (1, 2));
+    // No handshake: the capture starts inside a response body.
+    cap.send(
+        &mut c,
+        Side::Server,
+        b"\"text\":\"tail of an old body\"}]}}",
+    );
+    cap.send(&mut c, Side::Client, &call_request(2, ""));
+    cap.send(&mut c, Side::Server, &json_response(2));
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(outcomes(&bytes), ["2 TOOL_SUCCESS"]);
+    let (_, got) = collect(&bytes);
+    assert_eq!(
+        problems(&got),
+        ["TCP 127.0.0.1:8000 → 127.0.0.1:40101: the capture starts inside this connection; 32 bytes before the first HTTP message are skipped"]
+    );
+}
+
+#[test]
+fn port_reuse_starts_a_new_connection() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40102, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    // The old connection vanishes without FIN; a new one reuses the 4-tuple.
+    let mut d = cap.conn(Link::Ethernet, 40102, (900_000, 800_000));
+    simple(&mut cap, &mut d, 2);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    assert_eq!(outcomes(&bytes), ["1 NO_RESPONSE", "2 TOOL_SUCCESS"]);
+    let (_, got) = collect(&bytes);
+    assert_eq!(http(&got)[0].end, End::CaptureEnded);
+}
+
+#[test]
+fn upgrade_stops_reading_the_connection() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40103, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(
+        &mut c,
+        Side::Client,
+        b"GET /ws HTTP/1.1\r\nHost: h\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
+    );
+    cap.send(
+        &mut c,
+        Side::Server,
+        b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x05hello",
+    );
+    cap.send(&mut c, Side::Client, b"\x81\x85abcd\x00\x00\x00\x00\x00");
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, got) = collect(&bytes);
+    assert_eq!(http(&got).len(), 1);
+    assert_eq!(http(&got)[0].response.as_ref().unwrap().status, 101);
+    assert_eq!(
+        problems(&got),
+        ["HTTP 101: the connection switched protocols (websocket); the rest of it is not read"]
+    );
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Send(bool, Vec<u8>),
+    Raw(bool, u32, u8, Vec<u8>),
+    Snap(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    let pieces = prop_oneof![
+        Just(call_request(1, "")),
+        Just(json_response(1)),
+        Just(sse_head(true)),
+        Just(chunk(&result_event(1))),
+        Just(b"0\r\n\r\n".to_vec()),
+        Just(b"HTTP/1.1 100 Continue\r\n\r\n".to_vec()),
+        proptest::collection::vec(any::<u8>(), 0..40),
+    ];
+    prop_oneof![
+        (any::<bool>(), pieces.clone()).prop_map(|(s, p)| Op::Send(s, p)),
+        (any::<bool>(), any::<u32>(), 0u8..8, pieces).prop_map(|(s, q, f, p)| Op::Raw(s, q, f, p)),
+        (0usize..80).prop_map(Op::Snap),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    /// Arbitrary segments, flags, sequence numbers and cuts never panic.
+    #[test]
+    fn arbitrary_traffic_never_panics(ops in proptest::collection::vec(op(), 0..30)) {
+        let mut cap = Capture::new();
+        let mut c = cap.conn(Link::Ethernet, 42000, (u32::MAX - 3, 7));
+        cap.handshake(&mut c);
+        for o in ops {
+            match o {
+                Op::Send(client, p) => {
+                    let side = if client { Side::Client } else { Side::Server };
+                    cap.send(&mut c, side, &p);
+                }
+                Op::Raw(client, seq, flags, p) => {
+                    let side = if client { Side::Client } else { Side::Server };
+                    cap.raw(&c, side, seq, flags, &p);
+                }
+                Op::Snap(n) => {
+                    if let Some(f) = cap.frames.last_mut() {
+                        f.snap(n);
+                    }
+                }
+            }
+        }
+        let bytes = cap.pcap(Link::Ethernet, false, false);
+        let _ = mcpsift::batch::analyse_reader(Cursor::new(bytes), &Config::default());
+    }
+}
+
+#[test]
+fn ipv6_extension_headers_are_skipped() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn6(Link::Raw, 40110);
+    simple(&mut cap, &mut c, 4);
+    for f in &mut cap.frames {
+        // Insert a hop-by-hop options header (8 bytes, PadN) after the IPv6 header.
+        let next = f.data[6];
+        f.data[6] = 0;
+        let plen = u16::from_be_bytes([f.data[4], f.data[5]]) + 8;
+        f.data[4..6].copy_from_slice(&plen.to_be_bytes());
+        f.data
+            .splice(40..40, [next, 0, 1, 4, 0, 0, 0, 0])
+            .for_each(drop);
+        f.orig_len += 8;
+    }
+    let bytes = cap.pcap(Link::Raw, true, true);
+    assert_eq!(outcomes(&bytes), ["4 TOOL_SUCCESS"]);
+}
+
+/// A reader that hands out at most 100 bytes per call, like a slow pipe.
+struct Trickle(Cursor<Vec<u8>>);
+
+impl std::io::Read for Trickle {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(100);
+        self.0.read(&mut buf[..n])
+    }
+}
+
+#[test]
+fn slow_reader_with_large_frames() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40120, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    let body = result_json(1);
+    let padded = format!("{body}{}", " ".repeat(60_000));
+    let mut resp = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        padded.len()
+    )
+    .into_bytes();
+    resp.extend_from_slice(padded.as_bytes());
+    cap.send(&mut c, Side::Server, &resp); // one 60 KB segment
+    cap.fin(&mut c, Side::Server);
+    for bytes in [
+        cap.pcap(Link::Ethernet, false, false),
+        cap.pcapng(&[(Link::Ethernet, 6)], false, false),
+    ] {
+        let (_, a) =
+            mcpsift::batch::analyse_reader(Trickle(Cursor::new(bytes)), &Config::default())
+                .expect("read");
+        assert!(a.problems.is_empty(), "{:?}", a.problems);
+        let o: Vec<String> = a
+            .calls
+            .iter()
+            .map(|c| c.verdict.outcome.to_string())
+            .collect();
+        assert_eq!(o, ["TOOL_SUCCESS"]);
     }
 }

@@ -57,26 +57,34 @@ pub fn read(
     loop {
         match rdr.next() {
             Ok((used, block)) => {
-                stalls = 0;
                 st.block(block);
                 rdr.consume(used);
                 st.drain(sink);
             }
             Err(PcapError::Eof) => break,
             Err(PcapError::Incomplete(_)) => {
-                // The reader reports end of data as UnexpectedEof on the next call;
-                // a buffer that cannot take more without growing stalls here.
-                stalls += 1;
-                if stalls > 2 && !grow(&mut *rdr, &mut size) {
-                    st.note_stop(format!(
-                        "a block larger than {BUFFER_MAX} bytes; the rest of the file is not read"
-                    ));
-                    break;
-                }
+                // Refill; a slow reader (a pipe) may add only a little each time. At
+                // the end of the data the next call says UnexpectedEof. Only a buffer
+                // that takes no more bytes without growing counts as a stall.
+                let before = rdr.data().len();
                 if rdr.refill().is_err() {
                     return Err(IngestError::Io(std::io::Error::other(
                         "read error inside the capture",
                     )));
+                }
+                if rdr.data().len() > before || rdr.reader_exhausted() {
+                    stalls = 0;
+                    continue;
+                }
+                stalls += 1;
+                if stalls > 1 {
+                    if !grow(&mut *rdr, &mut size) {
+                        st.note_stop(format!(
+                            "a block larger than {BUFFER_MAX} bytes; the rest of the file is not read"
+                        ));
+                        break;
+                    }
+                    stalls = 0;
                 }
             }
             Err(PcapError::BufferTooSmall) => {

@@ -14,6 +14,9 @@ use std::collections::BTreeMap;
 
 /// Default cap on out-of-order bytes held per direction.
 pub const DEFAULT_OOO_CAP: usize = 1 << 20;
+/// Most segments held out of order per direction: tiny or empty-but-cut segments
+/// would otherwise grow the buffer without growing its byte count.
+const MAX_HELD_SEGMENTS: usize = 16 << 10;
 /// Delivered bytes kept to compare retransmissions against.
 const RECENT: usize = 64 << 10;
 
@@ -327,7 +330,7 @@ impl HalfStream {
     }
 
     fn enforce_cap(&mut self, ts: Timestamp, out: &mut Vec<Chunk>) {
-        while self.pending_bytes > self.cap {
+        while self.pending_bytes > self.cap || self.pending.len() > MAX_HELD_SEGMENTS {
             let Some((&k, _)) = self.pending.first_key_value() else {
                 break;
             };
@@ -433,6 +436,22 @@ mod tests {
         h.push(seg(6, b"uv"), &mut out);
         assert_eq!(render(&out), "a<gap 2>xyzuv");
         assert_eq!(h.stats.cap_hits, 1);
+
+        // Many cut segments with no captured payload: held by count, not bytes.
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Vec::new();
+        h.push(seg(0, b"a"), &mut out);
+        for i in 0..(MAX_HELD_SEGMENTS as u32 + 10) {
+            h.push(
+                Segment {
+                    missing: 1,
+                    ..seg(2 + 2 * i, b"")
+                },
+                &mut out,
+            );
+        }
+        assert!(h.pending.len() <= MAX_HELD_SEGMENTS);
+        assert!(h.stats.cap_hits > 0);
     }
 
     #[test]
