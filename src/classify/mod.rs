@@ -60,8 +60,10 @@ pub struct Evidence {
     pub excerpt: Option<String>,
     /// Why, in plain words.
     pub notes: Vec<String>,
-    /// Notifications seen before the terminal response (progress, log).
+    /// Notifications seen before the terminal response (progress, log), the first 50.
     pub notifications: Vec<String>,
+    /// How many notifications came before the terminal response, all counted.
+    pub notification_count: usize,
     /// `requestState` of an `input_required` result, as raw JSON, byte for byte.
     pub request_state: Option<String>,
     /// The first text block of a complete result (an excerpt).
@@ -341,6 +343,7 @@ fn scan<'a>(
         match &item.decoded {
             Decoded::Message(m) => match m.kind() {
                 Kind::Request | Kind::Notification => {
+                    ev.notification_count += 1;
                     if let Some(method) = m.method() {
                         if ev.notifications.len() < 50 {
                             ev.notifications.push(method);

@@ -214,6 +214,7 @@ impl Correlator {
         if let Some(c) = self.out.calls.last_mut() {
             c.endpoint = endpoint_of(&x.request.url);
             c.timeline = Some(super::timeline::of_http(x, resp_items));
+            c.compact_if_success();
             // 2026-07-28: the client closing the response stream is the cancellation.
             if x.end == End::ClientClosed && is_2026(c.protocol_version.as_deref()) {
                 c.cancelled = true;
@@ -429,6 +430,7 @@ impl Correlator {
             .next()
             .or(call.sse_retry_ms);
         call.verdict = verdict;
+        call.compact_if_success();
         if done {
             self.open.remove(i);
         }

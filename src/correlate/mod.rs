@@ -121,6 +121,24 @@ pub struct Call {
     pub annotations: Option<Annotations>,
 }
 
+impl Call {
+    /// Drops the detail a successful call does not need (the excerpt, the SSE event
+    /// list, notification names), keeping its counts. Successes are most calls of a
+    /// large capture; this keeps a call record to a few hundred bytes.
+    pub fn compact_if_success(&mut self) {
+        if self.verdict.outcome != Outcome::ToolSuccess {
+            return;
+        }
+        let ev = &mut self.verdict.evidence;
+        ev.excerpt = None;
+        ev.result_text = None;
+        ev.notifications = Vec::new();
+        if let Some(t) = &mut self.timeline {
+            t.events = Vec::new();
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
@@ -216,6 +234,26 @@ impl Sink for Correlator {
     fn problem(&mut self, p: Problem) {
         self.out.problems.push(p);
     }
+}
+
+/// The canonical JSON of a call's arguments, or for large ones a digest of it: only
+/// equality matters (repeats), and a call record must stay small.
+fn arguments_key(args: &Value) -> String {
+    let canon = canonical_json(args);
+    if canon.len() <= 256 {
+        return canon;
+    }
+    let h = |offset: u64| {
+        canon
+            .bytes()
+            .fold(offset, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    };
+    format!(
+        "#{}:{:016x}{:016x}",
+        canon.len(),
+        h(0xcbf2_9ce4_8422_2325),
+        h(0x84222325_cbf29ce4)
+    )
 }
 
 /// A stable 8-hex-digit hash, so a session can be followed without printing its id.
@@ -414,7 +452,7 @@ impl Correlator {
             id,
             method: "tools/call".to_owned(),
             tool: m.tool_name(),
-            arguments: canonical_json(params.get("arguments").unwrap_or(&Value::Null)),
+            arguments: arguments_key(params.get("arguments").unwrap_or(&Value::Null)),
             verdict,
             locator,
             transport,
@@ -436,6 +474,11 @@ impl Correlator {
             timeline: None,
             annotations: None,
         });
+        if transport != Transport::Http {
+            if let Some(c) = self.out.calls.last_mut() {
+                c.compact_if_success();
+            }
+        }
         self.seq += 1;
     }
 

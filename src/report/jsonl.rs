@@ -83,7 +83,13 @@ pub fn call_record(input: &str, c: &Call, all: &[Call]) -> Value {
     if c.cancelled {
         o.insert("cancelled".into(), json!(true));
     }
-    if let Some(prev) = c.previous.and_then(|seq| all.iter().find(|p| p.seq == seq)) {
+    // Calls are kept sorted by `seq` (filters only remove), so a binary search finds it.
+    let prev = c.previous.and_then(|seq| {
+        all.binary_search_by_key(&seq, |p| p.seq)
+            .ok()
+            .and_then(|i| all.get(i))
+    });
+    if let Some(prev) = prev {
         o.insert(
             "previous_attempt".into(),
             json!({"id": prev.id.to_value(), "location": prev.locator, "outcome": prev.verdict.outcome}),
@@ -175,31 +181,54 @@ fn summary_record(report: &Report) -> Value {
 }
 
 /// Every record of the report, in output order.
-pub fn records(report: &Report) -> Vec<Value> {
-    let mut out = Vec::new();
+/// Calls `f` with every record of the report, in output order, one at a time, so
+/// writing a large report never holds all its records at once.
+pub fn for_each_record(
+    report: &Report,
+    mut f: impl FnMut(Value) -> io::Result<()>,
+) -> io::Result<()> {
     for ir in &report.inputs {
-        out.push(input_record(ir));
+        f(input_record(ir))?;
         for c in &ir.analysis.calls {
-            out.push(call_record(&ir.path, c, &ir.analysis.calls));
+            f(call_record(&ir.path, c, &ir.analysis.calls))?;
         }
-        for f in &ir.analysis.findings {
-            out.push(finding_record(&ir.path, f));
+        for fi in &ir.analysis.findings {
+            f(finding_record(&ir.path, fi))?;
         }
     }
-    out.push(summary_record(report));
+    f(summary_record(report))
+}
+
+/// Every record of the report, in output order.
+pub fn records(report: &Report) -> Vec<Value> {
+    let mut out = Vec::new();
+    let _ = for_each_record(report, |r| {
+        out.push(r);
+        Ok(())
+    });
     out
 }
 
 pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
-    for r in records(report) {
+    for_each_record(report, |r| {
         serde_json::to_writer(&mut *w, &r)?;
-        w.write_all(b"\n")?;
-    }
-    Ok(())
+        w.write_all(b"\n")
+    })
 }
 
+/// The same records as one document, `{"schema": 1, "records": [...]}`, written
+/// record by record.
 pub fn write_json(report: &Report, w: &mut dyn Write) -> io::Result<()> {
-    let doc = json!({"schema": 1, "records": records(report)});
-    serde_json::to_writer_pretty(&mut *w, &doc)?;
-    w.write_all(b"\n")
+    w.write_all(b"{\n  \"schema\": 1,\n  \"records\": [\n")?;
+    let mut first = true;
+    for_each_record(report, |r| {
+        if !first {
+            w.write_all(b",\n")?;
+        }
+        first = false;
+        w.write_all(b"    ")?;
+        serde_json::to_writer(&mut *w, &r)?;
+        Ok(())
+    })?;
+    w.write_all(b"\n  ]\n}\n")
 }
