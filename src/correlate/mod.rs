@@ -122,15 +122,15 @@ pub struct Call {
 }
 
 impl Call {
-    /// Drops the detail a successful call does not need (the excerpt, the SSE event
-    /// list, notification names), keeping its counts. Successes are most calls of a
-    /// large capture; this keeps a call record to a few hundred bytes.
+    /// Drops the detail a successful call does not need (the SSE event list,
+    /// notification names, the result text), keeping counts and the short excerpt
+    /// (a repeat's report still shows what came back). Successes are most calls of a
+    /// large capture; this keeps a call record small.
     pub fn compact_if_success(&mut self) {
         if self.verdict.outcome != Outcome::ToolSuccess {
             return;
         }
         let ev = &mut self.verdict.evidence;
-        ev.excerpt = None;
         ev.result_text = None;
         ev.notifications = Vec::new();
         if let Some(t) = &mut self.timeline {
