@@ -5,6 +5,7 @@
 use crate::batch::{InputReport, Report};
 use crate::correlate::{Call, Finding};
 use crate::model::{FindingKind, Outcome};
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::io::{self, Write};
 
@@ -31,99 +32,162 @@ fn input_record(ir: &InputReport) -> Value {
     Value::Object(o)
 }
 
-/// One `call` record; `all` gives the input's calls, to name a previous attempt.
-pub fn call_record(input: &str, c: &Call, all: &[Call]) -> Value {
-    let ev = &c.verdict.evidence;
-    let mut o = Map::new();
-    o.insert("type".into(), json!("call"));
-    o.insert("input".into(), json!(input));
-    o.insert("scope".into(), json!(c.scope));
-    o.insert("id".into(), c.id.to_value());
-    o.insert("method".into(), json!(c.method));
-    o.insert("tool".into(), json!(c.tool));
-    o.insert("outcome".into(), json!(c.verdict.outcome));
-    o.insert("layer".into(), json!(c.verdict.layer));
-    o.insert("http_statuses".into(), json!(ev.http_statuses));
-    o.insert("content_type".into(), json!(ev.content_type));
-    if let Some(code) = ev.jsonrpc_code {
-        o.insert("jsonrpc_code".into(), json!(code));
-    }
-    if let Some(rt) = &ev.result_type {
-        o.insert("result_type".into(), json!(rt));
-    }
-    o.insert("post_count".into(), json!(c.post_count));
-    o.insert("retry_origin".into(), json!(c.retry_origin.as_str()));
-    if let Some(v) = &c.protocol_version {
-        o.insert("protocol_version".into(), json!(v));
-    }
-    if let Some(v) = &c.client {
-        o.insert("client".into(), json!(v));
-    }
-    if let Some(v) = &c.server {
-        o.insert("server".into(), json!(v));
-    }
-    if let Some(t) = c.started_at {
-        o.insert("started_at".into(), json!(t.to_string()));
-    }
-    if let Some(t) = c.ended_at {
-        o.insert("ended_at".into(), json!(t.to_string()));
-    }
+/// Wire form of a `call` record, borrowed from the `Call` and serialized straight to
+/// the writer: no intermediate `Value` per call, which matters on captures with
+/// hundreds of thousands of calls. Field order is the order written.
+#[derive(Serialize)]
+struct CallRecord<'a> {
+    #[serde(rename = "type")]
+    ty: &'static str,
+    input: &'a str,
+    scope: &'a str,
+    id: Value,
+    method: &'a str,
+    tool: &'a Option<String>,
+    outcome: Outcome,
+    layer: crate::model::Layer,
+    http_statuses: &'a [u16],
+    content_type: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    jsonrpc_code: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result_type: &'a Option<String>,
+    post_count: u32,
+    retry_origin: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    protocol_version: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    server: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    started_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ended_at: Option<String>,
     // Extensions beyond the contract's minimum.
-    o.insert("transport".into(), json!(c.transport));
-    o.insert("evidence".into(), json!(c.evidence));
-    o.insert("location".into(), json!(c.locator));
-    if let Some(m) = &ev.error_message {
-        o.insert("error_message".into(), json!(m));
-    }
-    if let Some(b) = ev.is_error {
-        o.insert("is_error".into(), json!(b));
-    }
-    o.insert("sse_events".into(), json!(ev.sse_events));
-    o.insert("end".into(), json!(ev.end.as_str()));
-    if c.cancelled {
-        o.insert("cancelled".into(), json!(true));
-    }
-    // Calls are kept sorted by `seq` (filters only remove), so a binary search finds it.
-    let prev = c.previous.and_then(|seq| {
-        all.binary_search_by_key(&seq, |p| p.seq)
-            .ok()
-            .and_then(|i| all.get(i))
-    });
-    if let Some(prev) = prev {
-        o.insert(
-            "previous_attempt".into(),
-            json!({"id": prev.id.to_value(), "location": prev.locator, "outcome": prev.verdict.outcome}),
-        );
-    }
-    if !ev.notes.is_empty() {
-        o.insert("notes".into(), json!(ev.notes));
-    }
-    if let Some(t) = &c.timeline {
-        o.insert("timeline".into(), timeline_record(t));
-    }
-    Value::Object(o)
+    transport: crate::correlate::Transport,
+    evidence: &'static str,
+    location: &'a crate::model::Locator,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error_message: &'a Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    is_error: Option<bool>,
+    sse_events: usize,
+    end: &'static str,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    cancelled: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    previous_attempt: Option<PreviousAttempt<'a>>,
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    notes: &'a [String],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    timeline: Option<TimelineRecord<'a>>,
+}
+
+#[derive(Serialize)]
+struct PreviousAttempt<'a> {
+    id: Value,
+    location: &'a crate::model::Locator,
+    outcome: Outcome,
+}
+
+#[derive(Serialize)]
+struct EventRecord<'a> {
+    event: &'a str,
+    id: &'a Option<String>,
+    ts: Option<String>,
+    what: &'a str,
 }
 
 /// The wire story of an HTTP call (`call.timeline`).
-fn timeline_record(t: &crate::correlate::timeline::Timeline) -> Value {
+#[derive(Serialize)]
+struct TimelineRecord<'a> {
+    request_line: &'a str,
+    request_ts: Option<String>,
+    status: Option<u16>,
+    content_type: &'a Option<String>,
+    response_ts: Option<String>,
+    events: Vec<EventRecord<'a>>,
+    events_total: usize,
+    end: &'static str,
+    end_ts: Option<String>,
+    recorder_note: &'a Option<String>,
+}
+
+fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> {
+    let ev = &c.verdict.evidence;
     let ts = |t: Option<crate::model::Timestamp>| t.map(|t| t.to_string());
-    let events: Vec<Value> = t
-        .events
-        .iter()
-        .map(|e| json!({"event": e.event, "id": e.id, "ts": ts(e.ts), "what": e.what}))
-        .collect();
-    json!({
-        "request_line": t.request_line,
-        "request_ts": ts(t.request_ts),
-        "status": t.status,
-        "content_type": t.content_type,
-        "response_ts": ts(t.response_ts),
-        "events": events,
-        "events_total": t.events_total,
-        "end": t.end.as_str(),
-        "end_ts": ts(t.end_ts),
-        "recorder_note": t.recorder_note,
-    })
+    // Calls are kept sorted by `seq` (filters only remove), so a binary search finds it.
+    let previous_attempt = c
+        .previous
+        .and_then(|seq| {
+            all.binary_search_by_key(&seq, |p| p.seq)
+                .ok()
+                .and_then(|i| all.get(i))
+        })
+        .map(|p| PreviousAttempt {
+            id: p.id.to_value(),
+            location: &p.locator,
+            outcome: p.verdict.outcome,
+        });
+    CallRecord {
+        ty: "call",
+        input,
+        scope: &c.scope,
+        id: c.id.to_value(),
+        method: &c.method,
+        tool: &c.tool,
+        outcome: c.verdict.outcome,
+        layer: c.verdict.layer,
+        http_statuses: &ev.http_statuses,
+        content_type: &ev.content_type,
+        jsonrpc_code: ev.jsonrpc_code,
+        result_type: &ev.result_type,
+        post_count: c.post_count,
+        retry_origin: c.retry_origin.as_str(),
+        protocol_version: &c.protocol_version,
+        client: &c.client,
+        server: &c.server,
+        started_at: ts(c.started_at),
+        ended_at: ts(c.ended_at),
+        transport: c.transport,
+        evidence: c.evidence,
+        location: &c.locator,
+        error_message: &ev.error_message,
+        is_error: ev.is_error,
+        sse_events: ev.sse_events,
+        end: ev.end.as_str(),
+        cancelled: c.cancelled,
+        previous_attempt,
+        notes: &ev.notes,
+        timeline: c.timeline.as_ref().map(|t| TimelineRecord {
+            request_line: &t.request_line,
+            request_ts: ts(t.request_ts),
+            status: t.status,
+            content_type: &t.content_type,
+            response_ts: ts(t.response_ts),
+            events: t
+                .events
+                .iter()
+                .map(|e| EventRecord {
+                    event: &e.event,
+                    id: &e.id,
+                    ts: ts(e.ts),
+                    what: &e.what,
+                })
+                .collect(),
+            events_total: t.events_total,
+            end: t.end.as_str(),
+            end_ts: ts(t.end_ts),
+            recorder_note: &t.recorder_note,
+        }),
+    }
+}
+
+/// One `call` record as a JSON value; `all` gives the input's calls, to name a
+/// previous attempt.
+pub fn call_record(input: &str, c: &Call, all: &[Call]) -> Value {
+    serde_json::to_value(call_rec(input, c, all)).unwrap_or(Value::Null)
 }
 
 fn finding_record(input: &str, f: &Finding) -> Value {
@@ -210,10 +274,21 @@ pub fn records(report: &Report) -> Vec<Value> {
 }
 
 pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
-    for_each_record(report, |r| {
-        serde_json::to_writer(&mut *w, &r)?;
-        w.write_all(b"\n")
-    })
+    for ir in &report.inputs {
+        serde_json::to_writer(&mut *w, &input_record(ir))?;
+        w.write_all(b"\n")?;
+        for c in &ir.analysis.calls {
+            // Straight to the writer: the bulk of any large report.
+            serde_json::to_writer(&mut *w, &call_rec(&ir.path, c, &ir.analysis.calls))?;
+            w.write_all(b"\n")?;
+        }
+        for f in &ir.analysis.findings {
+            serde_json::to_writer(&mut *w, &finding_record(&ir.path, f))?;
+            w.write_all(b"\n")?;
+        }
+    }
+    serde_json::to_writer(&mut *w, &summary_record(report))?;
+    w.write_all(b"\n")
 }
 
 /// The same records as one document, `{"schema": 1, "records": [...]}`, written

@@ -219,9 +219,20 @@ impl Redactor {
             .collect();
         sessions.sort();
         sessions.dedup();
+        let (simple, complex): (Vec<&String>, Vec<&String>) = sessions
+            .iter()
+            .filter(|id| !id.is_empty())
+            .partition(|id| id.bytes().all(is_id_char));
         let r = Known {
             inner: *self,
-            sessions: &sessions,
+            simple: simple
+                .into_iter()
+                .map(|s| (s.as_str(), format!("session:{}", short_hash(s))))
+                .collect(),
+            complex: complex
+                .into_iter()
+                .map(|s| (s.as_str(), format!("session:{}", short_hash(s))))
+                .collect(),
         };
         r.report(report);
     }
@@ -230,14 +241,55 @@ impl Redactor {
 /// A redactor that also knows the session ids of the report being redacted.
 struct Known<'a> {
     inner: Redactor,
-    sessions: &'a [String],
+    /// Session ids made only of id characters (UUIDs, hex: what SDKs mint), found
+    /// by looking each token of a string up: one pass whatever the number of sessions.
+    simple: std::collections::HashMap<&'a str, String>,
+    /// Other session ids, searched for one by one.
+    complex: Vec<(&'a str, String)>,
 }
 
 impl Known<'_> {
     fn string(&self, s: &mut String) {
-        for id in self.sessions {
-            if s.contains(id.as_str()) {
-                *s = s.replace(id.as_str(), &format!("session:{}", short_hash(id)));
+        if !self.simple.is_empty() {
+            let b = s.as_bytes();
+            let mut hit = false;
+            let mut i = 0;
+            while i < b.len() {
+                if !is_id_char(b[i]) {
+                    i += 1;
+                    continue;
+                }
+                let len = id_len(b, i);
+                if self.simple.contains_key(&s[i..i + len]) {
+                    hit = true;
+                    break;
+                }
+                i += len;
+            }
+            if hit {
+                let mut out = String::with_capacity(s.len());
+                let mut i = 0;
+                let mut copied = 0;
+                while i < b.len() {
+                    if !is_id_char(b[i]) {
+                        i += 1;
+                        continue;
+                    }
+                    let len = id_len(b, i);
+                    if let Some(h) = self.simple.get(&s[i..i + len]) {
+                        out.push_str(&s[copied..i]);
+                        out.push_str(h);
+                        copied = i + len;
+                    }
+                    i += len;
+                }
+                out.push_str(&s[copied..]);
+                *s = out;
+            }
+        }
+        for (id, hashed) in &self.complex {
+            if s.contains(id) {
+                *s = s.replace(id, hashed);
             }
         }
         self.inner.string(s);
@@ -523,6 +575,15 @@ fn by_name(s: &str) -> Cow<'_, str> {
 }
 
 /// Length of the token-character run starting at `i`.
+/// Characters of the session ids SDKs mint (UUIDs, hex, base64url).
+fn is_id_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_')
+}
+
+fn id_len(b: &[u8], i: usize) -> usize {
+    b[i..].iter().take_while(|&&c| is_id_char(c)).count()
+}
+
 fn run_len(b: &[u8], i: usize) -> usize {
     b[i..].iter().take_while(|&&c| is_token_char(c)).count()
 }
@@ -533,11 +594,20 @@ fn looks_like_secret(tok: &str) -> bool {
         return true; // a JWT (or a base64 JSON blob, which is as sensitive)
     }
     // A prefix at the start of the token or of one of its segments
-    // (`key-sk_live_…`), followed by at least 12 more characters.
-    for p in SECRET_PREFIXES {
-        for (at, _) in t.match_indices(p) {
-            let segment_start = at == 0 || !t.as_bytes()[at - 1].is_ascii_alphanumeric();
-            if segment_start && t.len() >= at + p.len() + 12 {
+    // (`key-sk_live_…`), followed by at least 12 more characters. Tokens are ASCII
+    // (`is_token_char`), so a byte scan over segment starts is enough; this runs on
+    // every word of every printed string, so it avoids building substring searchers.
+    let tb = t.as_bytes();
+    if tb.len() >= 15 {
+        for at in 0..tb.len() - 14 {
+            if at > 0 && tb[at - 1].is_ascii_alphanumeric() {
+                continue;
+            }
+            let rest = &tb[at..];
+            if SECRET_PREFIXES
+                .iter()
+                .any(|p| rest.starts_with(p.as_bytes()) && rest.len() >= p.len() + 12)
+            {
                 return true;
             }
         }
