@@ -122,17 +122,28 @@ fn is_name_char(b: u8) -> bool {
 }
 
 fn name_kind(name: &str) -> Option<NameKind> {
-    // `api-key`, `API_KEY` and `Api-Key` are one name.
-    let lower = name.to_ascii_lowercase().replace('_', "-");
-    if HASHED_NAMES.contains(&lower.as_str()) {
+    // `api-key`, `API_KEY` and `Api-Key` are one name. Folded on the stack: this runs
+    // for every word of every printed string.
+    let mut buf = [0u8; 24];
+    let bytes = name.as_bytes();
+    let folded = buf.get_mut(..bytes.len())?;
+    for (dst, &c) in folded.iter_mut().zip(bytes) {
+        *dst = if c == b'_' {
+            b'-'
+        } else {
+            c.to_ascii_lowercase()
+        };
+    }
+    let lower = std::str::from_utf8(folded).ok()?;
+    if HASHED_NAMES.contains(&lower) {
         Some(NameKind::Hashed)
-    } else if SECRET_NAMES.contains(&lower.as_str()) {
-        Some(if HEADER_NAMES.contains(&lower.as_str()) {
+    } else if SECRET_NAMES.contains(&lower) {
+        Some(if HEADER_NAMES.contains(&lower) {
             NameKind::Header
         } else {
             NameKind::Secret
         })
-    } else if QUERY_NAMES.contains(&lower.as_str()) {
+    } else if QUERY_NAMES.contains(&lower) {
         Some(NameKind::QueryOnly)
     } else {
         None
