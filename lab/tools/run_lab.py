@@ -154,6 +154,8 @@ def run_http(sc, out, work):
             "observe": os.path.join(work, "client_observed.json")}
     if sc.get("client_mode"):
         plan["mode"] = sc["client_mode"]
+    if sc.get("elicit"):
+        plan["elicit"] = True
     run_client(sc, plan, work)
     time.sleep(0.5)
     stop(mitm, signal.SIGINT, timeout=15)   # SIGINT: mitmdump writes the HAR on its way out
@@ -330,6 +332,9 @@ def check_outcome(expected, r, m, recs, call):
     res = m.get("result")
     if not isinstance(res, dict):
         return False
+    if expected == "INPUT_REQUIRED":
+        return res.get("resultType") == "input_required" and \
+            ("inputRequests" in res or "requestState" in res) and "content" not in res
     if expected == "INVALID_TOOL_RESULT":
         return not isinstance(res.get("content"), list)
     if not isinstance(res.get("content"), list) or res.get("resultType", "complete") != "complete":
@@ -339,6 +344,28 @@ def check_outcome(expected, r, m, recs, call):
     if expected == "TOOL_SUCCESS":
         return not res.get("isError", False)
     return False
+
+
+def check_mrtr(recs, calls, expect):
+    """An INPUT_REQUIRED call followed by a request carrying inputResponses/requestState must be its MRTR
+    follow-up: same tool and arguments, a new id, the exact requestState, and inputResponses keyed like the
+    inputRequests."""
+    problems = []
+    for i, (c, exp) in enumerate(zip(calls, expect)):
+        if exp != "INPUT_REQUIRED":
+            continue
+        _, m = find_response(recs, c)
+        ir = m["result"]
+        for later in calls[i + 1:]:
+            p = jloads(recs[later["rec"]]["request"]["body"])["params"]
+            if "requestState" not in p and "inputResponses" not in p:
+                continue
+            if later["tool"] != c["tool"] or later["args"] != c["args"] or later["id"] == c["id"] or \
+                    p.get("requestState") != ir.get("requestState") or \
+                    sorted(p.get("inputResponses") or {}) != sorted(ir.get("inputRequests") or {}):
+                problems.append(f"call id={later['id']!r} is not a proper MRTR follow-up of id={c['id']!r}")
+            break
+    return problems
 
 
 def verify_http(sc, out):
@@ -358,6 +385,7 @@ def verify_http(sc, out):
         r, m = find_response(recs, c)
         if not check_outcome(exp, r, m, recs, c):
             problems.append(f"call {c['tool']} id={c['id']!r}: evidence does not fit {exp}")
+    problems += check_mrtr(recs, calls, sc["expect"])
     statuses = pcap_http_summary(os.path.join(out, "capture.pcap"))
     return calls, problems, {"pcap_http_statuses": statuses, "exchanges": len(recs)}
 
