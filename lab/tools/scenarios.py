@@ -33,9 +33,9 @@ S = []
 
 
 def add(name, description, server, client, steps, expect, findings=(), rules=(), cakewalk=None, notes="",
-        client_mode=None, elicit=False):
+        client_mode=None, elicit=False, impair=None):
     S.append({"name": name, "description": description, "server": server, "client": client,
-              "client_mode": client_mode, "elicit": elicit, "steps": steps, "expect": list(expect), "findings": list(findings),
+              "client_mode": client_mode, "elicit": elicit, "impair": impair, "steps": steps, "expect": list(expect), "findings": list(findings),
               "rules": list(rules), "cakewalk": cakewalk, "notes": notes})
 
 
@@ -261,5 +261,21 @@ add("mrtr_no_follow_up_py", "As mrtr_input_required_py, but the script drives MR
     findings=["NON_TERMINAL"], elicit=True, cakewalk="(2026-07-28 MRTR, SEP-2322; not a Cakewalk scenario)",
     notes="The logical call never reaches a terminal result: an INPUT_REQUIRED without an MRTR follow-up "
           "(mcp-wire.md 5.3, 7.2), hence NON_TERMINAL.")
+
+# ---------------------------------------------------------------- impaired network (netns + user-space bridge)
+IMPAIR = {"seed": 20261202, "drop": 0.04, "dup": 0.04, "reorder": 0.04, "max_events": 60}
+for sfx, srv, what in (("sse", TS_SSE, "SSE responses"), ("json", TS_JSON, "JSON responses (enableJsonResponse)")):
+    add(f"impaired_net_ts_{sfx}", f"TS client in one network namespace -> TS server ({what}) in another, through "
+        "tools/impair_bridge.py, a user-space bridge that drops, duplicates and reorders about 4% each of all TCP "
+        "segments (both directions, fixed seed). No proxy injects anything: a fault-free faultproxy in the server's "
+        "namespace only writes the JSONL. TCP retransmits, so every call completes: read_note, slow_progress (3 "
+        "progress notifications), delete_file, fail_tool, read_note.",
+        srv, "ts", [NOTE, SLOW, DELETE, FAIL, step(NOTE, args={"name": "todo"})],
+        ["TOOL_SUCCESS", "TOOL_SUCCESS", "TOOL_SUCCESS", "TOOL_ERROR", "TOOL_SUCCESS"], impair=IMPAIR,
+        cakewalk="(network impairment; not a Cakewalk scenario)",
+        notes="pcap/pcapng are taken by tcpdump/dumpcap on the client's veth (lc0) inside the client namespace: "
+              "client segments as sent (before the bridge; a dropped one shows up again as a retransmission), "
+              "server segments as received (after the bridge: duplicates and swapped pairs are on the wire). "
+              "impairments.jsonl lists every drop/dup/reorder with TCP ports, seq and flags.")
 
 SCENARIOS = {s["name"]: s for s in S}
