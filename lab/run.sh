@@ -6,8 +6,10 @@
 #   lab/run.sh sse_cut_ts stdio_py  # only these
 #   LAB_SKIP_INSTALL=1 lab/run.sh   # reuse what is installed
 #
-# Everything runs on 127.0.0.1 (ports 18080-18082); every process is started and stopped by
-# PID (tools/run_lab.py); a trap stops the runner if this script is interrupted.
+# Everything runs on 127.0.0.1 (ports 18080-18082), except the impaired_net_* scenarios, which run
+# in three network namespaces of their own (mcpsift-lab-{c,b,s}, 10.77.0.0/24 inside them only);
+# every process is started and stopped by PID (tools/run_lab.py); a trap stops the runner and
+# deletes those three namespaces if this script is interrupted.
 set -euo pipefail
 LAB="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 cd "$LAB"
@@ -18,6 +20,7 @@ install() {
   local apt_pkgs=()
   command -v tcpdump >/dev/null || apt_pkgs+=(tcpdump)
   command -v tshark >/dev/null || apt_pkgs+=(tshark)
+  command -v ethtool >/dev/null || apt_pkgs+=(ethtool)   # impaired_net_*: offloads off on the lab's veths
   command -v node >/dev/null || apt_pkgs+=(nodejs)
   command -v npm >/dev/null || apt_pkgs+=(npm)
   python3 -c 'import venv, ensurepip' 2>/dev/null || apt_pkgs+=(python3-venv)
@@ -49,6 +52,10 @@ cleanup() {
     kill -TERM "$runner" 2>/dev/null || true   # run_lab.py stops the processes it started, by PID
     wait "$runner" 2>/dev/null || true
   fi
+  # the runner deletes its namespaces itself; this catches a runner that could not (killed hard)
+  for ns in mcpsift-lab-c mcpsift-lab-b mcpsift-lab-s; do
+    if ip netns list 2>/dev/null | grep -qx "$ns\( .*\)\?"; then ip netns del "$ns" 2>/dev/null || true; fi
+  done
 }
 trap cleanup EXIT INT TERM
 

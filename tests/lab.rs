@@ -88,8 +88,9 @@ fn every_lab_capture_in_every_format_matches_its_expected_results() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    // 37 HTTP scenarios × 4 formats + 2 stdio transcripts, as committed.
-    assert!(checked >= 150, "only {checked} captures checked");
+    // 37 HTTP scenarios × 4 formats + 2 MRTR scenarios × 4 + 2 impaired-network scenarios × 3
+    // (no HAR) + 2 stdio transcripts, as committed.
+    assert!(checked >= 164, "only {checked} captures checked");
 }
 
 #[test]
@@ -119,6 +120,7 @@ fn the_lab_covers_the_outcomes_and_findings_it_claims() {
         "HTTP_ERROR",
         "STREAM_INCOMPLETE",
         "NO_RESPONSE",
+        "INPUT_REQUIRED",
     ] {
         assert!(outcomes.contains(o), "no lab scenario yields {o}");
     }

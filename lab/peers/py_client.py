@@ -12,7 +12,7 @@ import anyio
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
-from mcp.types import Implementation
+from mcp.types import ElicitResult, Implementation, InputRequiredResult
 
 plan = json.load(open(sys.argv[1]))
 obs = {"client": "python-sdk", "transport": plan["transport"], "mode": plan.get("mode", "auto"), "events": []}
@@ -54,6 +54,16 @@ async def call_once(client, step, attempt):
     started = time.monotonic()
     try:
         timeout = step.get("timeout_ms", 10000) / 1000
+        if step.get("no_follow_up"):
+            # Drive MRTR by hand and stop after round 1: the client never sends the follow-up.
+            res = await client.session.call_tool(step["tool"], step.get("args", {}), read_timeout_seconds=timeout,
+                                                 allow_input_required=True)
+            if isinstance(res, InputRequiredResult):
+                note({"event": "call", "tool": step["tool"], "attempt": attempt, "outcome": "input_required",
+                      "input_requests": sorted((res.input_requests or {}).keys()),
+                      "has_request_state": res.request_state is not None, "follow_up": "not sent (script)",
+                      "elapsed_ms": int((time.monotonic() - started) * 1000)})
+                return True
         with anyio.fail_after(timeout + 5):  # safety net only; the SDK's own read timeout comes first
             res = await client.call_tool(step["tool"], step.get("args", {}), read_timeout_seconds=timeout,
                                          progress_callback=on_progress if step.get("progress") else None)
@@ -71,9 +81,20 @@ async def call_once(client, step, attempt):
 CURRENT = {"steps": []}
 
 
+ELICITED = []
+
+
+async def on_elicit(context, params):
+    """Answer every elicitation with accept + confirm:true (the lab's stand-in for a user)."""
+    ELICITED.append(params.message)
+    note({"event": "elicitation", "message": params.message})
+    return ElicitResult(action="accept", content={"confirm": True})
+
+
 async def session(steps):
     """Run steps in one client session; returns the remaining steps if a reconnect is needed."""
     async with Client(target(), mode=plan.get("mode", "auto"),
+                      elicitation_callback=on_elicit if plan.get("elicit") else None,
                       client_info=Implementation(name="lab-py-client", version="1.0.0")) as client:
         note({"event": "connected", "protocol_version": client.protocol_version})
         tools = await client.list_tools()

@@ -1,13 +1,19 @@
 """Real MCP server built on the official Python SDK (mcp, pinned in lab/requirements.txt).
 
-Usage: python py_server.py --transport streamable|legacy-sse|stdio [--port N] [--json] [--stateless]
-Loopback only. Tools: read_note, delete_file, fail_tool, slow_progress (same as ts_server.mjs).
+Usage: python py_server.py --transport streamable|legacy-sse|stdio [--port N] [--json] [--stateless] [--mrtr]
+      [--host H]
+Loopback only by default. Tools: read_note, delete_file, fail_tool, slow_progress (same as ts_server.mjs).
+--mrtr adds confirm_delete, whose `confirm` parameter is filled by an elicitation (Resolve + Elicit):
+on a 2026-07-28 request the SDK answers round 1 with resultType "input_required" (inputRequests +
+requestState) and runs the tool when the client retries with inputResponses and the same requestState.
 """
 import argparse
 import asyncio
 import sys
+from typing import Annotated
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context, Elicit, MCPServer, Resolve
+from pydantic import BaseModel
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 ap = argparse.ArgumentParser()
@@ -15,6 +21,8 @@ ap.add_argument("--transport", default="streamable")
 ap.add_argument("--port", type=int, default=18082)
 ap.add_argument("--json", action="store_true")
 ap.add_argument("--stateless", action="store_true")
+ap.add_argument("--mrtr", action="store_true")
+ap.add_argument("--host", default="127.0.0.1")
 args = ap.parse_args()
 
 mcp = MCPServer("lab-py-server", version="1.0.0", log_level="WARNING")
@@ -49,12 +57,32 @@ async def slow_progress(steps: int, delay_ms: int, ctx: Context) -> str:
     return f"slow_progress done after {steps} steps"
 
 
+class Confirmation(BaseModel):
+    confirm: bool
+
+
+def ask_confirmation(path: str) -> Elicit[Confirmation]:
+    return Elicit(f"Really delete {path}?", Confirmation)
+
+
+if args.mrtr:
+    @mcp.tool(description="Delete a file after asking the user to confirm (elicitation; MRTR on 2026-07-28). "
+                          "Simulated: nothing is deleted.",
+              annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=False))
+    def confirm_delete(path: str, answer: Annotated[Confirmation, Resolve(ask_confirmation)]) -> str:
+        global deletions
+        if not answer.confirm:
+            return f"kept {path} (not confirmed)"
+        deletions += 1
+        return f"deleted {path} after confirmation (deletion #{deletions} in this server process)"
+
+
 print(f"[py_server] {args.transport} port={args.port} json={args.json}", file=sys.stderr, flush=True)
 if args.transport == "stdio":
     mcp.run("stdio")
 elif args.transport == "streamable":
-    mcp.run("streamable-http", host="127.0.0.1", port=args.port, json_response=args.json, stateless_http=args.stateless)
+    mcp.run("streamable-http", host=args.host, port=args.port, json_response=args.json, stateless_http=args.stateless)
 elif args.transport == "legacy-sse":
-    mcp.run("sse", host="127.0.0.1", port=args.port)
+    mcp.run("sse", host=args.host, port=args.port)
 else:
     sys.exit(f"unknown transport {args.transport}")

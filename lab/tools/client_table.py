@@ -47,6 +47,8 @@ def wire_facts(d):
 def describe(ev):
     if ev["outcome"] == "returned":
         return f"returned (isError={str(ev['isError']).lower()})"
+    if ev["outcome"] == "input_required":
+        return f"got input_required ({', '.join(ev.get('input_requests', []))}), follow-up {ev.get('follow_up')}"
     code = f" {ev['code']}" if ev.get("code") not in (None, "") else ""
     msg = ev.get("message", "")[:70].replace("|", "/").replace("\n", " ")
     return f"threw {ev.get('error_name')}{code}: {msg}"
@@ -74,6 +76,8 @@ def main():
                 calls.append(f"onerror: {ev['message'][:60]}")
             elif ev["event"] == "script.reconnect":
                 calls.append("script reconnects")
+            elif ev["event"] == "elicitation":
+                calls.append("elicitation answered by the callback (accept)")
         client = "TS" if obs["client"] == "typescript-sdk" else "Python"
         rows.append((name, client, "; ".join(calls).replace("|", "/"), ", ".join(wire_facts(d)) or "-"))
     with open(os.path.join(CAPTURES, "CLIENTS.md"), "w") as f:

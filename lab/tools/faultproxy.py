@@ -497,10 +497,13 @@ async def main():
     ap.add_argument("--plan")
     ap.add_argument("--jsonl", required=True)
     ap.add_argument("--public-base")
+    ap.add_argument("--lab-netns", action="store_true",
+                    help="allow listening on 10.77.0.x: only inside the impaired_net_* scenarios' own namespace")
     args = ap.parse_args()
     proxy = Proxy(args)
     host, port = args.listen.rsplit(":", 1)
-    assert host in ("127.0.0.1", "::1", "localhost"), "loopback only"
+    assert host in ("127.0.0.1", "::1", "localhost") or (args.lab_netns and host.startswith("10.77.0.")), \
+        "loopback only (or the lab's own namespace with --lab-netns)"
     server = await asyncio.start_server(proxy.handle, host, int(port), reuse_address=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

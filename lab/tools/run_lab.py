@@ -39,6 +39,13 @@ MITM_PORT, PROXY_PORT, SERVER_PORT = 18080, 18081, 18082
 HOST = "127.0.0.1"
 
 started = []  # Popen objects this run started (stopped by PID in cleanup)
+namespaces = []  # network namespaces this run created (deleted by name in cleanup)
+
+# impaired_net_* scenarios: three namespaces this runner creates and deletes, joined by two veth pairs.
+#   NS_C (client, lc0 10.77.0.1/24) = lc0|lc1 = NS_B (impair_bridge.py between lc1 and ls1) = ls1|ls0 = NS_S
+#   (server, ls0 10.77.0.2/24). Addresses exist only inside these namespaces.
+NS_C, NS_B, NS_S = "mcpsift-lab-c", "mcpsift-lab-b", "mcpsift-lab-s"
+NET_CLIENT_IP, NET_SERVER_IP = "10.77.0.1", "10.77.0.2"
 
 
 def log(*a):
@@ -74,6 +81,50 @@ def stop(p, sig=signal.SIGTERM, timeout=8):
 def cleanup(*_):
     for p in list(reversed(started)):
         stop(p, timeout=3)
+    netns_down()
+
+
+def sh(*cmd):
+    subprocess.run(cmd, check=True, capture_output=True)
+
+
+def netns_down():
+    for ns in list(namespaces):
+        subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        namespaces.remove(ns)
+
+
+def netns_up():
+    existing = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split()
+    for ns in (NS_C, NS_B, NS_S):
+        if ns in existing:  # left over from an interrupted run of this lab (same fixed name)
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+        sh("ip", "netns", "add", ns)
+        namespaces.append(ns)
+        sh("ip", "-n", ns, "link", "set", "lo", "up")
+    sh("ip", "link", "add", "lc0", "netns", NS_C, "type", "veth", "peer", "name", "lc1", "netns", NS_B)
+    sh("ip", "link", "add", "ls0", "netns", NS_S, "type", "veth", "peer", "name", "ls1", "netns", NS_B)
+    sh("ip", "-n", NS_C, "addr", "add", f"{NET_CLIENT_IP}/24", "dev", "lc0")
+    sh("ip", "-n", NS_S, "addr", "add", f"{NET_SERVER_IP}/24", "dev", "ls0")
+    for ns, dev in ((NS_C, "lc0"), (NS_B, "lc1"), (NS_B, "ls1"), (NS_S, "ls0")):
+        # real MTU-sized, checksummed segments on the wire, so the bridge can drop/duplicate/reorder each one
+        sh("ip", "netns", "exec", ns, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off",
+           "tx", "off", "rx", "off", "sg", "off")
+        sh("ip", "-n", ns, "link", "set", dev, "up")
+
+
+def ns(name, cmd):
+    return ["ip", "netns", "exec", name] + cmd
+
+
+def ns_wait_port(name, host, port, timeout=20):
+    probe = f"import socket,sys; s=socket.socket(); s.settimeout(0.3); sys.exit(s.connect_ex(({host!r},{port})))"
+    end = time.time() + timeout
+    while time.time() < end:
+        if subprocess.run(ns(name, [sys.executable, "-c", probe]), capture_output=True).returncode == 0:
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{host}:{port} in {name} did not open")
 
 
 def wait_port(port, timeout=20):
@@ -154,6 +205,8 @@ def run_http(sc, out, work):
             "observe": os.path.join(work, "client_observed.json")}
     if sc.get("client_mode"):
         plan["mode"] = sc["client_mode"]
+    if sc.get("elicit"):
+        plan["elicit"] = True
     run_client(sc, plan, work)
     time.sleep(0.5)
     stop(mitm, signal.SIGINT, timeout=15)   # SIGINT: mitmdump writes the HAR on its way out
@@ -163,6 +216,71 @@ def run_http(sc, out, work):
     time.sleep(0.5)
     stop(tcpd, signal.SIGINT)
     stop(dcap, signal.SIGINT)
+
+
+def run_netns(sc, out, work):
+    """Client in NS_C, fault-free faultproxy (JSONL) + server in NS_S, impair_bridge.py in NS_B between them;
+    tcpdump and dumpcap capture on the client's veth inside NS_C."""
+    spec = sc["server"]
+    logf = os.path.join(work, "processes.log")
+    netns_up()
+    srv = start(ns(NS_S, server_cmd(spec)), "server", logf)
+    ns_wait_port(NS_S, HOST, SERVER_PORT)
+    plan_path = os.path.join(work, "faults.json")
+    json.dump({"rules": []}, open(plan_path, "w"))
+    proxy = start(ns(NS_S, [sys.executable, "tools/faultproxy.py", "--listen", f"{NET_SERVER_IP}:{PROXY_PORT}",
+                            "--upstream", f"{HOST}:{SERVER_PORT}", "--plan", plan_path,
+                            "--jsonl", os.path.join(out, "exchanges.jsonl"), "--lab-netns"]), "faultproxy", logf)
+    ns_wait_port(NS_S, NET_SERVER_IP, PROXY_PORT)
+    imp = sc["impair"]
+    bridge = start(ns(NS_B, [sys.executable, "tools/impair_bridge.py", "--a", "lc1", "--b", "ls1",
+                             "--seed", str(imp["seed"]), "--drop", str(imp["drop"]), "--dup", str(imp["dup"]),
+                             "--reorder", str(imp["reorder"]), "--max-events", str(imp["max_events"]),
+                             "--log", os.path.join(out, "impairments.jsonl")]), "impair_bridge", logf)
+    wait_text(logf, "[impair_bridge] lc1 <-> ls1")
+    filt = f"tcp port {PROXY_PORT}"
+    tlog = os.path.join(work, "tcpdump.log")
+    dlog = os.path.join(work, "dumpcap.log")
+    tcpd = start(ns(NS_C, ["tcpdump", "-i", "lc0", "-U", "-w", os.path.join(out, "capture.pcap"), filt]), "tcpdump",
+                 tlog)
+    dcap = start(ns(NS_C, ["dumpcap", "-i", "lc0", "-f", filt, "-w", os.path.join(out, "capture.pcapng")]),
+                 "dumpcap", dlog)
+    wait_text(tlog, "listening on")
+    wait_text(dlog, "Capturing on")
+    time.sleep(0.5)
+    plan = {"transport": spec[1], "url": f"http://{NET_SERVER_IP}:{PROXY_PORT}/mcp", "steps": sc["steps"],
+            "observe": os.path.join(work, "client_observed.json")}
+    plan_path = os.path.join(work, "client_plan.json")
+    json.dump(plan, open(plan_path, "w"), indent=1)
+    c = start(ns(NS_C, client_cmd(sc["client"], plan_path)), "client", os.path.join(work, "client.log"))
+    try:
+        c.wait(120)
+    except subprocess.TimeoutExpired:
+        log("client timed out")
+    stop(c)
+    time.sleep(1.0)   # let the last FIN/ACK exchange (and any retransmission) reach the capture
+    stop(proxy)
+    stop(srv)
+    time.sleep(0.5)
+    stop(tcpd, signal.SIGINT)
+    stop(dcap, signal.SIGINT)
+    stop(bridge, signal.SIGTERM)
+    netns_down()
+
+
+def tcp_analysis(path):
+    """Counts of tshark's TCP expert flags in a capture: what the impairment left on the wire."""
+    facts = {}
+    for key, flt in (("frames", "frame"), ("retransmission", "tcp.analysis.retransmission"),
+                     ("fast_retransmission", "tcp.analysis.fast_retransmission"),
+                     ("spurious_retransmission", "tcp.analysis.spurious_retransmission"),
+                     ("out_of_order", "tcp.analysis.out_of_order"), ("duplicate_ack", "tcp.analysis.duplicate_ack"),
+                     ("lost_segment", "tcp.analysis.lost_segment")):
+        r = subprocess.run(["tshark", "-r", path, "-Y", flt, "-T", "fields", "-e", "frame.number"],
+                           capture_output=True, text=True)
+        nums = [int(x) for x in r.stdout.split()]
+        facts[key] = len(nums) if key == "frames" else nums
+    return facts
 
 
 def patch_har(path):
@@ -330,6 +448,9 @@ def check_outcome(expected, r, m, recs, call):
     res = m.get("result")
     if not isinstance(res, dict):
         return False
+    if expected == "INPUT_REQUIRED":
+        return res.get("resultType") == "input_required" and \
+            ("inputRequests" in res or "requestState" in res) and "content" not in res
     if expected == "INVALID_TOOL_RESULT":
         return not isinstance(res.get("content"), list)
     if not isinstance(res.get("content"), list) or res.get("resultType", "complete") != "complete":
@@ -341,14 +462,38 @@ def check_outcome(expected, r, m, recs, call):
     return False
 
 
+def check_mrtr(recs, calls, expect):
+    """An INPUT_REQUIRED call followed by a request carrying inputResponses/requestState must be its MRTR
+    follow-up: same tool and arguments, a new id, the exact requestState, and inputResponses keyed like the
+    inputRequests."""
+    problems = []
+    for i, (c, exp) in enumerate(zip(calls, expect)):
+        if exp != "INPUT_REQUIRED":
+            continue
+        _, m = find_response(recs, c)
+        ir = m["result"]
+        for later in calls[i + 1:]:
+            p = jloads(recs[later["rec"]]["request"]["body"])["params"]
+            if "requestState" not in p and "inputResponses" not in p:
+                continue
+            if later["tool"] != c["tool"] or later["args"] != c["args"] or later["id"] == c["id"] or \
+                    p.get("requestState") != ir.get("requestState") or \
+                    sorted(p.get("inputResponses") or {}) != sorted(ir.get("inputRequests") or {}):
+                problems.append(f"call id={later['id']!r} is not a proper MRTR follow-up of id={c['id']!r}")
+            break
+    return problems
+
+
 def verify_http(sc, out):
     problems = []
     recs, calls = calls_from_jsonl(os.path.join(out, "exchanges.jsonl"))
-    har_calls, _ = calls_from_har(os.path.join(out, "capture.har"))
     pcap_calls = calls_from_pcap(os.path.join(out, "capture.pcap"))
     pcapng_calls = calls_from_pcap(os.path.join(out, "capture.pcapng"))
     key = [(c["tool"], c["id"]) for c in calls]
-    for nm, other in (("HAR", har_calls), ("pcap", pcap_calls), ("pcapng", pcapng_calls)):
+    others = [("pcap", pcap_calls), ("pcapng", pcapng_calls)]
+    if not sc.get("impair"):   # the impaired scenarios have no mitmdump, so no HAR
+        others.insert(0, ("HAR", calls_from_har(os.path.join(out, "capture.har"))[0]))
+    for nm, other in others:
         ok = [(c["tool"], c["id"]) for c in other]
         if ok != key:
             problems.append(f"tools/call list differs: JSONL {key} vs {nm} {ok}")
@@ -358,8 +503,19 @@ def verify_http(sc, out):
         r, m = find_response(recs, c)
         if not check_outcome(exp, r, m, recs, c):
             problems.append(f"call {c['tool']} id={c['id']!r}: evidence does not fit {exp}")
+    problems += check_mrtr(recs, calls, sc["expect"])
     statuses = pcap_http_summary(os.path.join(out, "capture.pcap"))
-    return calls, problems, {"pcap_http_statuses": statuses, "exchanges": len(recs)}
+    facts = {"pcap_http_statuses": statuses, "exchanges": len(recs)}
+    if sc.get("impair"):
+        facts["tcp_pcap"] = tcp_analysis(os.path.join(out, "capture.pcap"))
+        facts["tcp_pcapng"] = tcp_analysis(os.path.join(out, "capture.pcapng"))
+        evs = [json.loads(ln) for ln in open(os.path.join(out, "impairments.jsonl")) if ln.strip()]
+        facts["bridge"] = next((e["summary"] for e in evs if "summary" in e), None)
+        if not facts["bridge"] or not all(facts["bridge"][k] for k in ("drop", "dup", "reorder")):
+            problems.append(f"the bridge did not drop, duplicate and reorder: {facts['bridge']}")
+        if not facts["tcp_pcap"]["retransmission"]:
+            problems.append("no retransmission in the pcap")
+    return calls, problems, facts
 
 
 def verify_stdio(sc, out):
@@ -389,6 +545,14 @@ def write_expected(sc, out, calls, facts, http):
            "'http.request.method == \"POST\"' -T json -e http.file_data) and the four lists agreed; each call's "
            "outcome was checked against the response in exchanges.jsonl (status, JSON-RPC id, result/error, "
            f"content, isError, how the exchange ended). HTTP response codes in the pcap: {facts['pcap_http_statuses']}."
+           if http and not sc.get("impair") else
+           "Checked by reading the captures back: the tools/call requests were listed in wire order from "
+           "exchanges.jsonl and from capture.pcap and capture.pcapng (tshark reassembly, -Y "
+           "'http.request.method == \"POST\"' -T json -e http.file_data) and the three lists agreed (no HAR: no "
+           "mitmdump in this path); each call's outcome was checked against the response in exchanges.jsonl. "
+           f"HTTP response codes in the pcap: {facts['pcap_http_statuses']}. Bridge impairments (impairments.jsonl, "
+           f"both directions, all TCP segments of the run): {facts.get('bridge')}. tshark TCP analysis of the pcap, "
+           f"frame numbers: {json.dumps(facts.get('tcp_pcap'))}."
            if http else
            "Checked by reading transcript.jsonl back: tools/call requests (dir c2s) in order, each matched to the "
            "s2c response with the same id, its content array and isError checked.")
@@ -418,7 +582,7 @@ def run_one(name):
     http = sc["server"][1] != "stdio"
     log(f"=== {name}")
     t = time.time()
-    (run_http if http else run_stdio)(sc, out, work)
+    (run_netns if sc.get("impair") else run_http if http else run_stdio)(sc, out, work)
     calls, problems, facts = (verify_http if http else verify_stdio)(sc, out)
     obs_path = os.path.join(work, "client_observed.json")
     if os.path.exists(obs_path):

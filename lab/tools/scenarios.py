@@ -33,9 +33,9 @@ S = []
 
 
 def add(name, description, server, client, steps, expect, findings=(), rules=(), cakewalk=None, notes="",
-        client_mode=None):
+        client_mode=None, elicit=False, impair=None):
     S.append({"name": name, "description": description, "server": server, "client": client,
-              "client_mode": client_mode, "steps": steps, "expect": list(expect), "findings": list(findings),
+              "client_mode": client_mode, "elicit": elicit, "impair": impair, "steps": steps, "expect": list(expect), "findings": list(findings),
               "rules": list(rules), "cakewalk": cakewalk, "notes": notes})
 
 
@@ -238,5 +238,44 @@ for cl in ("ts", "py"):
         (cl, "stdio", []), cl, [NOTE, SLOW, FAIL, DELETE, DELETE],
         ["TOOL_SUCCESS", "TOOL_SUCCESS", "TOOL_ERROR", "TOOL_SUCCESS", "TOOL_SUCCESS"],
         findings=["UNEXPLAINED_REPEAT"], cakewalk="baseline / errors.tool_error")
+
+# ---------------------------------------------------------------- MRTR (2026-07-28 input_required)
+CONFIRM = {"op": "call", "tool": "confirm_delete", "args": {"path": "/tmp/lab/report.txt"}, "timeout_ms": 5000}
+PY_MRTR = ("py", "streamable", ["--json", "--mrtr"])
+add("mrtr_input_required_py", "Python client (auto, 2026-07-28, declares elicitation) -> Python server whose "
+    "confirm_delete tool fills its `answer` parameter by elicitation (Resolve + Elicit). Round 1 is answered "
+    "resultType:\"input_required\" with inputRequests (one elicitation/create) and a sealed requestState; the SDK "
+    "client answers the elicitation (accept, confirm:true) and sends the follow-up tools/call itself: same name and "
+    "arguments, a new id, inputResponses and the exact requestState. The follow-up completes. A read_note before "
+    "and after.",
+    PY_MRTR, "py", [NOTE, CONFIRM, step(NOTE, args={"name": "todo"})],
+    ["TOOL_SUCCESS", "INPUT_REQUIRED", "TOOL_SUCCESS", "TOOL_SUCCESS"], elicit=True,
+    cakewalk="(2026-07-28 MRTR, SEP-2322; not a Cakewalk scenario)",
+    notes="The follow-up was checked against round 1 in exchanges.jsonl: same tool and arguments, new id, "
+          "requestState byte-identical to the one returned, inputResponses keyed like inputRequests. Both are "
+          "separate, complete JSON-RPC exchanges (mcp-wire.md 5.3); the follow-up is an explained repeat.")
+add("mrtr_no_follow_up_py", "As mrtr_input_required_py, but the script drives MRTR by hand "
+    "(session.call_tool(allow_input_required=True)) and stops after round 1: the input_required result is never "
+    "followed up. A read_note afterwards succeeds.",
+    PY_MRTR, "py", [step(CONFIRM, no_follow_up=True), NOTE], ["INPUT_REQUIRED", "TOOL_SUCCESS"],
+    findings=["NON_TERMINAL"], elicit=True, cakewalk="(2026-07-28 MRTR, SEP-2322; not a Cakewalk scenario)",
+    notes="The logical call never reaches a terminal result: an INPUT_REQUIRED without an MRTR follow-up "
+          "(mcp-wire.md 5.3, 7.2), hence NON_TERMINAL.")
+
+# ---------------------------------------------------------------- impaired network (netns + user-space bridge)
+IMPAIR = {"seed": 20261202, "drop": 0.04, "dup": 0.04, "reorder": 0.04, "max_events": 60}
+for sfx, srv, what in (("sse", TS_SSE, "SSE responses"), ("json", TS_JSON, "JSON responses (enableJsonResponse)")):
+    add(f"impaired_net_ts_{sfx}", f"TS client in one network namespace -> TS server ({what}) in another, through "
+        "tools/impair_bridge.py, a user-space bridge that drops, duplicates and reorders about 4% each of all TCP "
+        "segments (both directions, fixed seed). No proxy injects anything: a fault-free faultproxy in the server's "
+        "namespace only writes the JSONL. TCP retransmits, so every call completes: read_note, slow_progress (3 "
+        "progress notifications), delete_file, fail_tool, read_note.",
+        srv, "ts", [NOTE, SLOW, DELETE, FAIL, step(NOTE, args={"name": "todo"})],
+        ["TOOL_SUCCESS", "TOOL_SUCCESS", "TOOL_SUCCESS", "TOOL_ERROR", "TOOL_SUCCESS"], impair=IMPAIR,
+        cakewalk="(network impairment; not a Cakewalk scenario)",
+        notes="pcap/pcapng are taken by tcpdump/dumpcap on the client's veth (lc0) inside the client namespace: "
+              "client segments as sent (before the bridge; a dropped one shows up again as a retransmission), "
+              "server segments as received (after the bridge: duplicates and swapped pairs are on the wire). "
+              "impairments.jsonl lists every drop/dup/reorder with TCP ports, seq and flags.")
 
 SCENARIOS = {s["name"]: s for s in S}
