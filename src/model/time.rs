@@ -19,7 +19,7 @@ impl Timestamp {
 
     /// Milliseconds from `self` to `later` (negative when `later` is earlier).
     pub fn millis_until(self, later: Timestamp) -> i64 {
-        (later.0 - self.0) / 1_000_000
+        later.0.saturating_sub(self.0) / 1_000_000
     }
 
     /// Adds a duration in milliseconds.
@@ -103,7 +103,11 @@ impl Timestamp {
         };
         let days = days_from_civil(year, month, day);
         let secs = days * 86_400 + hour * 3600 + minute * 60 + second - offset_secs;
-        Some(Timestamp(secs * 1_000_000_000 + nanos))
+        // Nanoseconds in an i64 reach the year 2262; later dates are not timestamps
+        // any recorder writes, so they read as none rather than wrapping.
+        secs.checked_mul(1_000_000_000)
+            .and_then(|n| n.checked_add(nanos))
+            .map(Timestamp)
     }
 }
 
@@ -186,6 +190,13 @@ mod tests {
         assert_eq!(Timestamp::parse("yesterday"), None);
         assert_eq!(Timestamp::parse("2026-13-02T17:00:00Z"), None);
         assert_eq!(Timestamp::parse("2026-12-02T17:00:00Q"), None);
+        // Past what nanoseconds in an i64 can hold: none, not an overflow.
+        assert_eq!(Timestamp::parse("9999-12-31T23:59:59Z"), None);
+        assert_eq!(Timestamp::parse("1e300"), Some(Timestamp(i64::MAX)));
+        assert_eq!(
+            Timestamp(i64::MIN).millis_until(Timestamp(i64::MAX)),
+            i64::MAX / 1_000_000
+        );
     }
 
     #[test]
