@@ -557,3 +557,129 @@ fn mitmproxy_recording_of_failures() {
     let kinds: Vec<_> = a.findings.iter().map(|f| f.kind.as_str()).collect();
     assert_eq!(kinds, ["NON_TERMINAL"]);
 }
+
+/// A `notifications/cancelled` POST as an entry, with `response` as given.
+fn cancel_entry(id: u32, started: &str, response: Value) -> Value {
+    let mut e = entry(id, started, response);
+    e["request"]["postData"]["text"] = json!(json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":id,"reason":"timed out"}}).to_string());
+    e
+}
+
+#[test]
+fn playwright_failure_after_the_head_keeps_no_body() {
+    // Playwright only fetches the body of a request that finished: one that failed after
+    // its head (server killed mid-stream, client abort) has a status, `_failureText`, and
+    // `content` with size -1 and no text. The stream began and broke off: STREAM_INCOMPLETE.
+    let cut = |failure: &str| {
+        json!({"status": 200, "statusText": "OK",
+               "headers": [{"name": "content-type", "value": "text/event-stream"}],
+               "content": {"size": -1, "mimeType": "text/event-stream"},
+               "_transferSize": -1, "_failureText": failure})
+    };
+    let refused = json!({"status": -1, "statusText": "", "headers": [], "content": {"size": -1, "mimeType": "x-unknown"}, "_failureText": "net::ERR_CONNECTION_REFUSED"});
+    let a = analyse(&har(vec![
+        entry(1, T0, cut("net::ERR_INCOMPLETE_CHUNKED_ENCODING")),
+        // The client times out two seconds later; its cancellation cannot reach the dead
+        // server and did not end the stream.
+        cancel_entry(1, "2026-12-02T10:00:02Z", refused),
+        entry(2, "2026-12-02T10:00:03Z", cut("net::ERR_ABORTED")),
+        // A body that was simply not kept, with no failure: still NO_RESPONSE.
+        entry(
+            3,
+            "2026-12-02T10:00:04Z",
+            json!({"status": 200, "headers": [], "content": {"size": -1, "mimeType": "text/event-stream"}}),
+        ),
+    ]));
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert_eq!(
+        outcomes(&a),
+        ["STREAM_INCOMPLETE", "STREAM_INCOMPLETE", "NO_RESPONSE"]
+    );
+    use mcpsift::model::End;
+    assert_eq!(a.calls[0].verdict.evidence.end, End::Closed);
+    assert_eq!(a.calls[1].verdict.evidence.end, End::ClientClosed);
+    let notes = a.calls[0].verdict.evidence.notes.join(" | ");
+    assert!(notes.contains("ERR_INCOMPLETE_CHUNKED_ENCODING"), "{notes}");
+    assert!(notes.contains("only after its stream had ended"), "{notes}");
+    assert!(!a.calls[0].cancelled);
+    let kinds: Vec<_> = a
+        .findings
+        .iter()
+        .map(|f| (f.kind.as_str(), f.severity.as_str()))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            ("NON_TERMINAL", "MEDIUM"),
+            ("NON_TERMINAL", "MEDIUM"),
+            ("NON_TERMINAL", "MEDIUM")
+        ]
+    );
+}
+
+#[test]
+fn chromium_playwright_recordings() {
+    // tests/fixtures/har/chromium/record.mjs: Chromium 156 through Playwright 1.65.1
+    // `recordHar`, the MCP TS SDK client in the page, three SDK servers (SSE, JSON, SSE
+    // killed mid-stream). Expected verdicts read from the HARs themselves (README.md there).
+    for name in ["chromium-embed.har", "chromium-minimal.har"] {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/har/chromium")
+            .join(name);
+        let (format, a) =
+            analyse_reader(std::fs::File::open(path).unwrap(), &Config::default()).unwrap();
+        assert_eq!(format, Format::Har, "{name}");
+        assert!(a.problems.is_empty(), "{name}: {:?}", a.problems);
+        assert_eq!(
+            outcomes(&a),
+            [
+                "TOOL_SUCCESS",
+                "TOOL_SUCCESS",
+                "TOOL_ERROR",
+                "JSONRPC_ERROR",
+                "STREAM_INCOMPLETE"
+            ],
+            "{name}"
+        );
+        let tools: Vec<_> = a
+            .calls
+            .iter()
+            .map(|c| c.tool.clone().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            tools,
+            [
+                "read_note",
+                "read_note",
+                "fail_tool",
+                "no_such_tool",
+                "slow_progress"
+            ],
+            "{name}"
+        );
+        let ev = |i: usize| &a.calls[i].verdict.evidence;
+        let types: Vec<_> = (0..4).map(|i| ev(i).content_type.clone()).collect();
+        assert_eq!(
+            types,
+            [
+                Some("text/event-stream".to_owned()),
+                Some("application/json".to_owned()),
+                Some("text/event-stream".to_owned()),
+                Some("text/event-stream".to_owned())
+            ],
+            "{name}"
+        );
+        assert_eq!(ev(3).jsonrpc_code, Some(-32602), "{name}");
+        // Killed server: a 200 event stream, `_failureText`, no body kept.
+        assert_eq!(a.calls[4].locator, Locator::Entry { entry: 14 }, "{name}");
+        assert_eq!(ev(4).http_statuses, [200], "{name}");
+        assert_eq!(ev(4).end, mcpsift::model::End::Closed, "{name}");
+        assert!(!a.calls[4].cancelled, "{name}");
+        let kinds: Vec<_> = a
+            .findings
+            .iter()
+            .map(|f| (f.kind.as_str(), f.severity.as_str()))
+            .collect();
+        assert_eq!(kinds, [("NON_TERMINAL", "MEDIUM")], "{name}");
+    }
+}

@@ -158,6 +158,20 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
                     return v;
                 }
                 if matches!(resp.body, Body::NotRecorded) && legs.len() == 1 {
+                    if leg.end != End::Complete {
+                        // The head arrived, then the body broke off (Playwright writes
+                        // `_failureText` and keeps no body for any request that failed).
+                        ev.notes.push(format!(
+                            "the response began (HTTP {}) and then ended early ({}{}); the recorder kept none of its body",
+                            resp.status,
+                            leg.end.as_str(),
+                            x.recorder_note
+                                .as_deref()
+                                .map(|n| format!(": {n}"))
+                                .unwrap_or_default()
+                        ));
+                        return Verdict::new(Outcome::StreamIncomplete, ev);
+                    }
                     ev.notes.push(
                         "the recorder kept no response body, so no JSON-RPC response can be seen"
                             .to_owned(),

@@ -11,7 +11,7 @@
 use super::{Correlator, Finding, RetryOrigin, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::jsonrpc::{self, Id, Item, Kind, Message};
-use crate::model::{Body, End, FindingKind, HttpExchange, Locator, Outcome, Severity};
+use crate::model::{Body, End, FindingKind, HttpExchange, Locator, Outcome, Severity, Timestamp};
 use std::collections::HashSet;
 
 /// A call waiting for more legs.
@@ -128,7 +128,7 @@ impl Correlator {
             match m.kind() {
                 Kind::Notification => {
                     if m.method().as_deref() == Some("notifications/cancelled") {
-                        self.cancel(&scope, &m.params_value());
+                        self.cancel(&scope, &m.params_value(), x.request.ts);
                     }
                     continue;
                 }
@@ -236,7 +236,9 @@ impl Correlator {
     }
 
     /// `notifications/cancelled` for a request in this scope (2025 era HTTP).
-    fn cancel(&mut self, scope: &str, params: &serde_json::Value) {
+    /// A cancellation sent after the server had already closed or reset the call's
+    /// stream (a client timing out on a dead server) does not explain how it ended.
+    fn cancel(&mut self, scope: &str, params: &serde_json::Value, sent: Option<Timestamp>) {
         let Some(rid) = params.get("requestId") else {
             return;
         };
@@ -248,6 +250,18 @@ impl Correlator {
             .rev()
             .find(|c| c.scope == scope && c.id == rid)
         {
+            let ended_before = c.timeline.as_ref().and_then(|t| {
+                let server_end = matches!(t.end, End::Closed | End::Reset);
+                (server_end && t.end_ts.is_some() && sent.is_some() && t.end_ts < sent)
+                    .then_some(t.end)
+            });
+            if let Some(end) = ended_before {
+                c.verdict.evidence.notes.push(format!(
+                    "the client sent notifications/cancelled for this request only after its stream had ended ({}), so the cancellation did not end it",
+                    end.as_str()
+                ));
+                return;
+            }
             c.cancelled = true;
             c.verdict
                 .evidence
