@@ -681,19 +681,9 @@ fn exchange(
         }
     }
     let (bytes, mut end) = content_bytes(resp.content.take(), &headers, limits, problems);
-    let is_sse = headers.media_type().as_deref() == Some("text/event-stream");
     let body = match bytes {
         None => Body::NotRecorded,
-        Some(b) => {
-            let sse = is_sse
-                || (headers.get("content-type").is_none()
-                    && crate::sse::looks_like_event_stream(&b));
-            if sse {
-                Body::Sse(crate::sse::parse_body(&b))
-            } else {
-                Body::Bytes(b)
-            }
-        }
+        Some(b) => super::body_from_recorded(&headers, b),
     };
     if let Some(note) = &reason {
         // A status, then an error: the head arrived and the body was cut.

@@ -123,16 +123,7 @@ fn inspector_network(locator: Locator, o: &Map<String, Value>, sink: &mut dyn Si
             let headers = headers(o.get("responseHeaders"));
             let body = match text(o.get("responseBody")) {
                 None => Body::NotRecorded,
-                Some(b) => {
-                    let sse = headers.media_type().as_deref() == Some("text/event-stream")
-                        || (headers.get("content-type").is_none()
-                            && crate::sse::looks_like_event_stream(b.as_bytes()));
-                    if sse {
-                        Body::Sse(crate::sse::parse_body(b.as_bytes()))
-                    } else {
-                        Body::Bytes(b.into_bytes())
-                    }
-                }
+                Some(b) => super::body_from_recorded(&headers, b.into_bytes()),
             };
             HttpResponse {
                 status: status as u16,

@@ -330,23 +330,13 @@ fn http_response(
     }
     .ok_or("response \"status\" is missing or not an HTTP status number")? as u16;
     let headers = headers(resp.get("headers")).map_err(|e| format!("response {e}"))?;
-    let is_sse = headers.media_type().as_deref() == Some("text/event-stream");
     let body = if let Some(events) = resp.get("events") {
         Body::Sse(events_body(events)?)
     } else {
         match body_text(resp.get("body")) {
             None if resp.contains_key("body") => Body::Bytes(Vec::new()),
             None => Body::NotRecorded,
-            Some(text) => {
-                let sse = is_sse
-                    || (headers.get("content-type").is_none()
-                        && crate::sse::looks_like_event_stream(text.as_bytes()));
-                if sse {
-                    Body::Sse(crate::sse::parse_body(text.as_bytes()))
-                } else {
-                    Body::Bytes(text.into_bytes())
-                }
-            }
+            Some(text) => super::body_from_recorded(&headers, text.into_bytes()),
         }
     };
     Ok(HttpResponse {

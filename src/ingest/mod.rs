@@ -10,7 +10,7 @@ mod jsonl;
 mod pcap;
 
 use crate::config::Limits;
-use crate::model::{Exchange, Locator};
+use crate::model::{Body, Exchange, Headers, Locator};
 use std::io::{self, BufRead, BufReader, Read};
 
 /// What an input turned out to be.
@@ -93,6 +93,20 @@ pub enum IngestError {
     Har(String),
     #[error("compressed inside compressed more than {0} levels deep")]
     TooDeep(u32),
+}
+
+/// A recorded response body: parsed as SSE when its Content-Type says
+/// `text/event-stream`, or, with no Content-Type at all, when it starts like one
+/// (loggers often drop headers); raw bytes otherwise. Shared by every reader that
+/// gets bodies as text (JSONL, HAR, JSON arrays).
+pub(crate) fn body_from_recorded(headers: &Headers, bytes: Vec<u8>) -> Body {
+    let sse = headers.media_type().as_deref() == Some("text/event-stream")
+        || (headers.get("content-type").is_none() && crate::sse::looks_like_event_stream(&bytes));
+    if sse {
+        Body::Sse(crate::sse::parse_body(&bytes))
+    } else {
+        Body::Bytes(bytes)
+    }
 }
 
 /// Reads one whole input, detecting its format, pushing into `sink`.
