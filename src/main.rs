@@ -270,6 +270,13 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         for p in &ir.analysis.problems {
             writeln!(err, "mcpsift: {}: {}: {}", ir.path, p.locator, p.message)?;
         }
+        for p in &ir.analysis.notices {
+            writeln!(
+                err,
+                "mcpsift: {}: {}: note: {}",
+                ir.path, p.locator, p.message
+            )?;
+        }
     }
     let matched = gate::evaluate(&report, &args.fail_on);
     if !matched.is_empty() {

@@ -46,6 +46,11 @@ fn problems(c: &Collect) -> Vec<String> {
     c.problems.iter().map(|p| p.message.clone()).collect()
 }
 
+/// Notices: what a flow was, when that is no fault of the capture.
+fn notices(c: &Collect) -> Vec<String> {
+    c.notices.iter().map(|p| p.message.clone()).collect()
+}
+
 fn ms(n: i64) -> Option<Timestamp> {
     Some(Timestamp(T0 + n * 1_000_000))
 }
@@ -509,7 +514,9 @@ fn tls_http2_and_other_protocols_are_reported() {
     let bytes = cap.pcap(Link::Ethernet, false, false);
     let (_, got) = collect(&bytes);
     assert!(got.exchanges.is_empty());
-    let p = problems(&got);
+    // Unrelated TLS or SSH beside the MCP traffic is no error in the capture.
+    assert!(got.problems.is_empty(), "{:?}", got.problems);
+    let p = notices(&got);
     assert_eq!(p.len(), 3, "{p:?}");
     assert!(
         p[0].starts_with(
@@ -525,7 +532,7 @@ fn tls_http2_and_other_protocols_are_reported() {
         p[2]
     );
     assert_eq!(
-        got.problems[0].locator,
+        got.notices[0].locator,
         Locator::Frames {
             request: 1,
             response: None
@@ -885,8 +892,9 @@ fn capture_starting_mid_connection_resyncs_and_reports() {
     let bytes = cap.pcap(Link::Ethernet, false, false);
     assert_eq!(outcomes(&bytes), ["2 TOOL_SUCCESS"]);
     let (_, got) = collect(&bytes);
+    assert!(got.problems.is_empty(), "{:?}", got.problems);
     assert_eq!(
-        problems(&got),
+        notices(&got),
         ["TCP 127.0.0.1:8000 → 127.0.0.1:40101: the capture starts inside this connection; 32 bytes before the first HTTP message are skipped"]
     );
 }
@@ -1047,4 +1055,33 @@ fn slow_reader_with_large_frames() {
             .collect();
         assert_eq!(o, ["TOOL_SUCCESS"]);
     }
+}
+
+#[test]
+fn unrelated_tls_beside_mcp_traffic_is_a_note_not_an_error() {
+    let mut cap = Capture::new();
+    let mut mcp = cap.conn(Link::Ethernet, 40120, (1, 2));
+    simple(&mut cap, &mut mcp, 1);
+    let mut tls = cap.conn(Link::Ethernet, 40121, (5, 6));
+    tls.server.1 = 443;
+    cap.handshake(&mut tls);
+    cap.send(&mut tls, Side::Client, b"\x16\x03\x01\x00\x05hello");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mixed.pcap");
+    std::fs::write(&path, cap.pcap(Link::Ethernet, false, false)).unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpsift"))
+        .args(["analyze", path.to_str().unwrap(), "--format", "jsonl"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("note: TCP 127.0.0.1:40121 → 127.0.0.1:443"),
+        "{err}"
+    );
+    let first: serde_json::Value =
+        serde_json::from_str(String::from_utf8_lossy(&out.stdout).lines().next().unwrap()).unwrap();
+    assert_eq!(first["status"], "ok");
+    assert_eq!(first["notices"].as_array().unwrap().len(), 1);
+    assert!(first.get("problems").is_none());
 }

@@ -178,6 +178,8 @@ pub struct Analysis {
     pub calls: Vec<Call>,
     pub findings: Vec<Finding>,
     pub problems: Vec<Problem>,
+    /// Things worth knowing that are no error (a TLS flow beside the MCP traffic).
+    pub notices: Vec<Problem>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -233,6 +235,10 @@ impl Sink for Correlator {
 
     fn problem(&mut self, p: Problem) {
         self.out.problems.push(p);
+    }
+
+    fn notice(&mut self, p: Problem) {
+        self.out.notices.push(p);
     }
 }
 

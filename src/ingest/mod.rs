@@ -53,7 +53,14 @@ pub struct Problem {
 /// Where ingesters push what they read (ripgrep's `Sink`, for exchanges).
 pub trait Sink {
     fn exchange(&mut self, x: Exchange);
+    /// Something in the input could not be read or parsed (exit code 2).
     fn problem(&mut self, p: Problem);
+    /// Something worth knowing that is no fault of the input: a TLS flow beside the
+    /// MCP traffic, a capture that starts mid-connection, a synthesized HAR. Reported,
+    /// never counted as an error.
+    fn notice(&mut self, p: Problem) {
+        let _ = p;
+    }
 }
 
 /// Collects everything (tests and small tools).
@@ -61,6 +68,7 @@ pub trait Sink {
 pub struct Collect {
     pub exchanges: Vec<Exchange>,
     pub problems: Vec<Problem>,
+    pub notices: Vec<Problem>,
 }
 
 impl Sink for Collect {
@@ -69,6 +77,9 @@ impl Sink for Collect {
     }
     fn problem(&mut self, p: Problem) {
         self.problems.push(p);
+    }
+    fn notice(&mut self, p: Problem) {
+        self.notices.push(p);
     }
 }
 

@@ -29,6 +29,15 @@ fn input_record(ir: &InputReport) -> Value {
             .collect();
         o.insert("problems".into(), Value::Array(problems));
     }
+    if !ir.analysis.notices.is_empty() {
+        let notices: Vec<Value> = ir
+            .analysis
+            .notices
+            .iter()
+            .map(|p| json!({"location": p.locator, "message": p.message}))
+            .collect();
+        o.insert("notices".into(), Value::Array(notices));
+    }
     Value::Object(o)
 }
 

@@ -248,7 +248,12 @@ fn write_inputs(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w, "|---|---|---|---|---|---|")?;
     for ir in &report.inputs {
         let status = match ir.status {
-            Status::Ok if ir.analysis.problems.is_empty() => "ok".to_owned(),
+            Status::Ok if ir.analysis.problems.is_empty() && ir.analysis.notices.is_empty() => {
+                "ok".to_owned()
+            }
+            Status::Ok if ir.analysis.problems.is_empty() => {
+                format!("ok, {} note(s)", ir.analysis.notices.len())
+            }
             Status::Ok => format!("ok, {} problem(s)", ir.analysis.problems.len()),
             Status::Error => format!("error: {}", ir.error.as_deref().unwrap_or("")),
         };

@@ -331,7 +331,7 @@ impl Known<'_> {
             self.string(&mut ir.path);
             self.option(&mut ir.error);
             let a = &mut ir.analysis;
-            for p in &mut a.problems {
+            for p in a.problems.iter_mut().chain(a.notices.iter_mut()) {
                 self.string(&mut p.message);
             }
             for f in &mut a.findings {

@@ -97,6 +97,9 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 format!(": {}", counts.join(", "))
             }
         )?;
+        for p in &a.notices {
+            writeln!(w, "  note at {}: {}", p.locator, p.message)?;
+        }
         for p in &a.problems {
             writeln!(w, "  problem at {}: {}", p.locator, p.message)?;
         }

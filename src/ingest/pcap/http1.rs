@@ -395,6 +395,8 @@ impl Side {
 /// What the connection layer passes in besides bytes.
 pub struct Ctx<'a> {
     pub problems: &'a mut Vec<(Locator, String)>,
+    /// What a flow was, when it is no fault of the capture (TLS, a mid-connection start).
+    pub notices: &'a mut Vec<(Locator, String)>,
     pub out: &'a mut Vec<Exchange>,
 }
 

@@ -200,6 +200,7 @@ struct State {
     conns: HashMap<(Endpoint, Endpoint), Conn>,
     out: Vec<Exchange>,
     problems: Vec<(Locator, String)>,
+    notices: Vec<(Locator, String)>,
     counts: HashMap<&'static str, u64>,
     stopped: Option<String>,
 }
@@ -220,6 +221,7 @@ impl State {
             conns: HashMap::new(),
             out: Vec::new(),
             problems: Vec::new(),
+            notices: Vec::new(),
             counts: HashMap::new(),
             stopped: None,
         }
@@ -231,6 +233,9 @@ impl State {
         }
         for (locator, message) in self.problems.drain(..) {
             sink.problem(Problem { locator, message });
+        }
+        for (locator, message) in self.notices.drain(..) {
+            sink.notice(Problem { locator, message });
         }
     }
 
@@ -445,6 +450,7 @@ impl State {
         }
         let mut cx = Ctx {
             problems: &mut self.problems,
+            notices: &mut self.notices,
             out: &mut self.out,
         };
         c.feed(d, chunks, self.caps, &mut cx);
@@ -490,6 +496,7 @@ impl State {
         let ts = c.last_ts;
         let mut cx = Ctx {
             problems: &mut self.problems,
+            notices: &mut self.notices,
             out: &mut self.out,
         };
         if how == End2::CaptureEnded {
@@ -650,7 +657,7 @@ impl Conn {
             } else {
                 h.server_gap(skipped, cx);
             }
-            cx.problems.push((
+            cx.notices.push((
                 Locator::Frames {
                     request: self.first_frame,
                     response: None,
@@ -784,7 +791,7 @@ impl Conn {
                 format!("not HTTP/1.1 (starts with \"{first}\")")
             }
         };
-        cx.problems.push((
+        cx.notices.push((
             Locator::Frames {
                 request: self.first_frame,
                 response: None,
