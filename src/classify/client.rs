@@ -131,7 +131,7 @@ fn verdict(outcome: Outcome, evidence: Evidence) -> Verdict {
     Verdict {
         outcome,
         layer: outcome.layer(),
-        evidence,
+        evidence: Box::new(evidence),
     }
 }
 

@@ -75,7 +75,9 @@ pub struct Evidence {
 pub struct Verdict {
     pub outcome: Outcome,
     pub layer: Layer,
-    pub evidence: Evidence,
+    /// Boxed: a verdict sits in every `Call`, and the calls of a large capture live
+    /// in one `Vec` whose spare capacity would otherwise cost the whole evidence.
+    pub evidence: Box<Evidence>,
 }
 
 impl Verdict {
@@ -83,7 +85,7 @@ impl Verdict {
         Verdict {
             outcome,
             layer: outcome.layer(),
-            evidence,
+            evidence: Box::new(evidence),
         }
     }
 }

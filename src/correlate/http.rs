@@ -41,9 +41,10 @@ pub(super) struct LegacyStream {
 /// What the correlator remembers of each request id in a scope.
 #[derive(Debug, Clone)]
 pub(super) struct SeenRequest {
-    pub method: String,
-    /// tool name + canonical arguments, for telling a repeat from a reuse.
-    pub key: String,
+    pub method: Box<str>,
+    /// A digest of tool name + canonical arguments, for telling a repeat from a
+    /// reuse: kept for every request of the input, so it must stay small.
+    pub key: u64,
     pub answered: bool,
 }
 
@@ -213,7 +214,7 @@ impl Correlator {
         );
         if let Some(c) = self.out.calls.last_mut() {
             c.endpoint = endpoint_of(&x.request.url);
-            c.timeline = Some(super::timeline::of_http(x, resp_items));
+            c.timeline = Some(Box::new(super::timeline::of_http(x, resp_items)));
             c.compact_if_success();
             // 2026-07-28: the client closing the response stream is the cancellation.
             if x.end == End::ClientClosed && is_2026(c.protocol_version.as_deref()) {
@@ -279,18 +280,18 @@ impl Correlator {
         locator: &Locator,
     ) {
         let Some(id) = m.id.clone() else { return };
-        let key = format!(
+        let key = super::fnv64(&format!(
             "{}\u{0}{}",
             params.get("name").and_then(|n| n.as_str()).unwrap_or(""),
             jsonrpc::canonical_json(params.get("arguments").unwrap_or(&serde_json::Value::Null))
-        );
+        ));
         let version = self
             .scopes
             .get(scope)
             .and_then(|s| s.protocol_version.clone());
         let seen = self.requests.entry(scope.to_owned()).or_default();
         if let Some(prev) = seen.get(&id) {
-            let same_call = prev.method == method && prev.key == key;
+            let same_call = &*prev.method == method && prev.key == key;
             let mrtr =
                 params.get("inputResponses").is_some() || params.get("requestState").is_some();
             // Repeats of the same call are judged by the repeat rules; MRTR by its own.
@@ -315,7 +316,7 @@ impl Correlator {
         seen.insert(
             id,
             SeenRequest {
-                method: method.to_owned(),
+                method: method.into(),
                 key,
                 answered: false,
             },

@@ -116,16 +116,16 @@ pub struct Call {
     pub previous: Option<usize>,
     /// The wire story for reports (HTTP calls). Every `String` in `Call` is listed in
     /// `report::redact`, so a new one must be added there too.
-    pub timeline: Option<timeline::Timeline>,
+    pub timeline: Option<Box<timeline::Timeline>>,
     /// The tool's annotations from a `tools/list` of the same input, if any.
     pub annotations: Option<Annotations>,
 }
 
 impl Call {
-    /// Drops the detail a successful call does not need (the SSE event list,
-    /// notification names, the result text), keeping counts and the short excerpt
-    /// (a repeat's report still shows what came back). Successes are most calls of a
-    /// large capture; this keeps a call record small.
+    /// Drops the detail a successful call does not need (its timeline, notification
+    /// names, the result text), keeping counts and a short excerpt (a repeat's report
+    /// still shows what came back). Successes are most calls of a large capture; this
+    /// keeps a call record near 1 KB, so a 1 GB capture fits in well under 200 MB.
     pub fn compact_if_success(&mut self) {
         if self.verdict.outcome != Outcome::ToolSuccess {
             return;
@@ -133,9 +133,21 @@ impl Call {
         let ev = &mut self.verdict.evidence;
         ev.result_text = None;
         ev.notifications = Vec::new();
-        if let Some(t) = &mut self.timeline {
-            t.events = Vec::new();
+        if let Some(x) = &mut ev.excerpt {
+            if x.len() > 160 {
+                let mut cut = 160;
+                while !x.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                x.truncate(cut);
+                x.push('…');
+            }
+            x.shrink_to_fit();
         }
+        // The wire story is for calls that need a look; a success keeps its counts
+        // (`sse_events`, `end`, statuses) in the evidence.
+        self.timeline = None;
+        self.arguments.shrink_to_fit();
     }
 }
 
@@ -260,6 +272,12 @@ fn arguments_key(args: &Value) -> String {
         h(0xcbf2_9ce4_8422_2325),
         h(0x84222325_cbf29ce4)
     )
+}
+
+/// FNV-1a over `text`: stable across runs, for digests that are only compared.
+pub(crate) fn fnv64(text: &str) -> u64 {
+    text.bytes()
+        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// A stable 8-hex-digit hash, so a session can be followed without printing its id.

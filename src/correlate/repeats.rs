@@ -111,18 +111,19 @@ fn explanation(prev: &Call, later: &Call) -> Option<(RetryOrigin, String)> {
 }
 
 pub fn run(out: &mut Analysis, annotations: &HashMap<String, Annotations>) {
-    type Key = (String, Option<String>, String);
-    let mut groups: HashMap<Key, Vec<usize>> = HashMap::new();
-    for (i, c) in out.calls.iter().enumerate() {
+    // Group by borrowed keys, then let the map go before the calls are updated.
+    let groups: Vec<Vec<usize>> = {
+        let mut map: HashMap<(&str, Option<&str>, &str), Vec<usize>> = HashMap::new();
+        for (i, c) in out.calls.iter().enumerate() {
+            map.entry((c.endpoint.as_str(), c.tool.as_deref(), c.arguments.as_str()))
+                .or_default()
+                .push(i);
+        }
+        let mut groups: Vec<Vec<usize>> = map.into_values().filter(|g| g.len() > 1).collect();
+        groups.sort_by_key(|g| g[0]);
         groups
-            .entry((c.endpoint.clone(), c.tool.clone(), c.arguments.clone()))
-            .or_default()
-            .push(i);
-    }
-    let mut keys: Vec<_> = groups.keys().cloned().collect();
-    keys.sort_by_key(|k| groups[k][0]);
-    for key in keys {
-        let members = &groups[&key];
+    };
+    for members in &groups {
         for (n, pair) in members.windows(2).enumerate() {
             let (p, l) = (pair[0], pair[1]);
             out.calls[l].post_count = n as u32 + 2;
