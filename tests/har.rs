@@ -389,7 +389,7 @@ fn mitmproxy_lab_captures_match_their_expected_verdicts() {
             .iter()
             .map(|c| {
                 (
-                    c.tool.clone().unwrap_or_default(),
+                    c.tool.as_deref().unwrap_or_default().to_owned(),
                     c.id.raw().to_owned(),
                     c.verdict.outcome.as_str().to_owned(),
                 )
@@ -409,7 +409,7 @@ fn mitmproxy_lab_captures_match_their_expected_verdicts() {
                 .iter()
                 .map(|c| {
                     (
-                        c.tool.clone().unwrap_or_default(),
+                        c.tool.as_deref().unwrap_or_default().to_owned(),
                         c.id.raw().to_owned(),
                         c.verdict.outcome.as_str().to_owned(),
                     )
@@ -548,7 +548,7 @@ fn mitmproxy_recording_of_failures() {
     let tools: Vec<_> = a
         .calls
         .iter()
-        .map(|c| c.tool.clone().unwrap_or_default())
+        .map(|c| c.tool.as_deref().unwrap_or_default().to_owned())
         .collect();
     assert_eq!(
         tools,
@@ -646,7 +646,7 @@ fn chromium_playwright_recordings() {
         let tools: Vec<_> = a
             .calls
             .iter()
-            .map(|c| c.tool.clone().unwrap_or_default())
+            .map(|c| c.tool.as_deref().unwrap_or_default().to_owned())
             .collect();
         assert_eq!(
             tools,

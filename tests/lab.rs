@@ -66,7 +66,7 @@ fn every_lab_capture_in_every_format_matches_its_expected_results() {
                 .iter()
                 .map(|c| {
                     (
-                        c.tool.clone().unwrap_or_default(),
+                        c.tool.as_deref().unwrap_or_default().to_owned(),
                         c.id.to_string(),
                         c.verdict.outcome.as_str().to_owned(),
                     )

@@ -43,8 +43,8 @@ impl Correlator {
         let Some(call) = self.out.calls.last_mut() else {
             return;
         };
-        call.endpoint = format!("{}:{}", c.source, c.server.clone().unwrap_or_default());
-        call.server = c.server.clone().or(call.server.take());
-        call.client = Some(c.source.to_owned());
+        call.endpoint = format!("{}:{}", c.source, c.server.clone().unwrap_or_default()).into();
+        call.server = c.server.as_deref().map(Into::into).or(call.server.take());
+        call.client = Some(c.source.into());
     }
 }

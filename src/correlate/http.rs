@@ -212,8 +212,9 @@ impl Correlator {
             retry_after_ms,
             sse_retry_ms,
         );
+        let endpoint = self.intern(&endpoint_of(&x.request.url));
         if let Some(c) = self.out.calls.last_mut() {
-            c.endpoint = endpoint_of(&x.request.url);
+            c.endpoint = endpoint;
             c.timeline = Some(Box::new(super::timeline::of_http(x, resp_items)));
             c.compact_if_success();
             // 2026-07-28: the client closing the response stream is the cancellation.
@@ -249,7 +250,7 @@ impl Correlator {
             .calls
             .iter_mut()
             .rev()
-            .find(|c| c.scope == scope && c.id == rid)
+            .find(|c| &*c.scope == scope && c.id == rid)
         {
             let ended_before = c.timeline.as_ref().and_then(|t| {
                 let server_end = matches!(t.end, End::Closed | End::Reset);

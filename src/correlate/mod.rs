@@ -15,7 +15,8 @@ use crate::ingest::{Problem, Sink};
 use crate::jsonrpc::{canonical_json, Id, Item, Message};
 use crate::model::{End, Exchange, FindingKind, Locator, Outcome, Payload, Severity, Timestamp};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// How a call came to be sent, as far as the input shows (the seed's `retryOrigin`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -77,13 +78,14 @@ impl Annotations {
 pub struct Call {
     /// Order of the request in the input.
     pub seq: usize,
-    pub scope: String,
+    pub scope: Arc<str>,
     /// The server endpoint (`host/path` for HTTP, `stdio`): repeats are looked for
     /// per endpoint, across sessions, since a replay after 404 lands in a new session.
-    pub endpoint: String,
+    pub endpoint: Arc<str>,
     pub id: Id,
-    pub method: String,
-    pub tool: Option<String>,
+    /// Always `tools/call` today; kept so records name their method.
+    pub method: &'static str,
+    pub tool: Option<Arc<str>>,
     /// Canonical JSON of `params.arguments`.
     pub arguments: String,
     pub verdict: Verdict,
@@ -97,9 +99,9 @@ pub struct Call {
     /// 1 for a first attempt; n for the n-th POST of the same tool and arguments.
     pub post_count: u32,
     pub retry_origin: RetryOrigin,
-    pub protocol_version: Option<String>,
-    pub client: Option<String>,
-    pub server: Option<String>,
+    pub protocol_version: Option<Arc<str>>,
+    pub client: Option<Arc<str>>,
+    pub server: Option<Arc<str>>,
     /// `Retry-After` of the response, in milliseconds.
     pub retry_after_ms: Option<u64>,
     /// SSE `retry` seen on the response stream, in milliseconds.
@@ -232,7 +234,9 @@ pub struct Correlator {
     /// Request ids seen per scope, for ID_REUSED.
     requests: HashMap<String, HashMap<Id, http::SeenRequest>>,
     /// Scopes whose session ended with a 404.
-    expired_scopes: std::collections::HashSet<String>,
+    expired_scopes: HashSet<String>,
+    /// One shared copy of each string many calls repeat (scopes, tools, versions).
+    interned: HashSet<Arc<str>>,
 }
 
 impl Sink for Correlator {
@@ -276,8 +280,9 @@ fn arguments_key(args: &Value) -> String {
 
 /// FNV-1a over `text`: stable across runs, for digests that are only compared.
 pub(crate) fn fnv64(text: &str) -> u64 {
-    text.bytes()
-        .fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    })
 }
 
 /// A stable 8-hex-digit hash, so a session can be followed without printing its id.
@@ -320,6 +325,17 @@ pub(crate) fn parse_retry_after(value: &str) -> Option<u64> {
 impl Correlator {
     pub fn new() -> Correlator {
         Correlator::default()
+    }
+
+    /// A shared copy of `s`: a large capture's calls repeat a handful of scopes,
+    /// endpoints, tools and versions, so each is stored once.
+    fn intern(&mut self, s: &str) -> Arc<str> {
+        if let Some(a) = self.interned.get(s) {
+            return a.clone();
+        }
+        let a: Arc<str> = s.into();
+        self.interned.insert(a.clone());
+        a
     }
 
     fn note_request_meta(
@@ -465,17 +481,23 @@ impl Correlator {
                 },
             });
         }
+        let scope_arc = self.intern(scope);
+        let endpoint = self.intern(match transport {
+            Transport::Stdio => "stdio",
+            // Filled in by the HTTP and client-log correlators.
+            Transport::Http | Transport::ClientLog => "",
+        });
+        let tool = m.tool_name().map(|t| self.intern(&t));
+        let protocol_version = info.protocol_version.as_deref().map(|v| self.intern(v));
+        let client = info.client.as_deref().map(|v| self.intern(v));
+        let server = info.server.as_deref().map(|v| self.intern(v));
         self.out.calls.push(Call {
             seq: self.seq,
-            scope: scope.to_owned(),
-            endpoint: match transport {
-                Transport::Stdio => "stdio".to_owned(),
-                // Filled in by the HTTP and client-log correlators.
-                Transport::Http | Transport::ClientLog => String::new(),
-            },
+            scope: scope_arc,
+            endpoint,
             id,
-            method: "tools/call".to_owned(),
-            tool: m.tool_name(),
+            method: "tools/call",
+            tool,
             arguments: arguments_key(params.get("arguments").unwrap_or(&Value::Null)),
             verdict,
             locator,
@@ -485,9 +507,9 @@ impl Correlator {
             ended_at,
             post_count: 1,
             retry_origin: RetryOrigin::None,
-            protocol_version: info.protocol_version,
-            client: info.client,
-            server: info.server,
+            protocol_version,
+            client,
+            server,
             retry_after_ms,
             sse_retry_ms,
             mrtr_followup,
@@ -511,7 +533,7 @@ impl Correlator {
         self.flush_stdio_pending(End::CaptureEnded);
         self.finish_legacy();
         for c in &mut self.out.calls {
-            if c.verdict.outcome.is_non_terminal() && self.expired_scopes.contains(&c.scope) {
+            if c.verdict.outcome.is_non_terminal() && self.expired_scopes.contains(&*c.scope) {
                 c.verdict.evidence.notes.push(
                     "its session was later ended (404 on a request carrying the session id)"
                         .to_owned(),
@@ -523,7 +545,7 @@ impl Correlator {
             c.annotations = c
                 .tool
                 .as_ref()
-                .and_then(|t| self.annotations.get(t))
+                .and_then(|t| self.annotations.get(&**t))
                 .copied();
         }
         repeats::run(&mut self.out, &self.annotations);
@@ -575,7 +597,7 @@ fn non_terminal(out: &mut Analysis) {
         out.findings.push(Finding {
             kind: FindingKind::NonTerminal,
             severity,
-            scope: c.scope.clone(),
+            scope: c.scope.to_string(),
             ids: vec![c.id.clone()],
             calls: vec![c.seq],
             locators: vec![c.locator.clone()],

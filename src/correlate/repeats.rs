@@ -115,7 +115,7 @@ pub fn run(out: &mut Analysis, annotations: &HashMap<String, Annotations>) {
     let groups: Vec<Vec<usize>> = {
         let mut map: HashMap<(&str, Option<&str>, &str), Vec<usize>> = HashMap::new();
         for (i, c) in out.calls.iter().enumerate() {
-            map.entry((c.endpoint.as_str(), c.tool.as_deref(), c.arguments.as_str()))
+            map.entry((&*c.endpoint, c.tool.as_deref(), c.arguments.as_str()))
                 .or_default()
                 .push(i);
         }
@@ -135,7 +135,7 @@ pub fn run(out: &mut Analysis, annotations: &HashMap<String, Annotations>) {
                 .and_then(|t| annotations.get(t))
                 .copied()
                 .unwrap_or_default();
-            let tool = later.tool.clone().unwrap_or_else(|| "?".to_owned());
+            let tool = later.tool.as_deref().unwrap_or("?").to_owned();
             let same_id = prev.id == later.id && prev.scope == later.scope;
             let explained = explanation(prev, later);
             let mut findings = Vec::new();
@@ -230,7 +230,7 @@ fn finding(
     Finding {
         kind,
         severity,
-        scope: later.scope.clone(),
+        scope: later.scope.to_string(),
         ids: vec![prev.id.clone(), later.id.clone()],
         calls: vec![prev.seq, later.seq],
         locators: vec![prev.locator.clone(), later.locator.clone()],

@@ -8,6 +8,7 @@ use crate::model::{FindingKind, Outcome};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::io::{self, Write};
+use std::sync::Arc;
 
 fn input_record(ir: &InputReport) -> Value {
     let mut o = Map::new();
@@ -52,7 +53,7 @@ struct CallRecord<'a> {
     scope: &'a str,
     id: Value,
     method: &'a str,
-    tool: &'a Option<String>,
+    tool: &'a Option<Arc<str>>,
     outcome: Outcome,
     layer: crate::model::Layer,
     http_statuses: &'a [u16],
@@ -64,11 +65,11 @@ struct CallRecord<'a> {
     post_count: u32,
     retry_origin: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
-    protocol_version: &'a Option<String>,
+    protocol_version: &'a Option<Arc<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    client: &'a Option<String>,
+    client: &'a Option<Arc<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    server: &'a Option<String>,
+    server: &'a Option<Arc<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
     started_at: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -144,7 +145,7 @@ fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> 
         input,
         scope: &c.scope,
         id: c.id.to_value(),
-        method: &c.method,
+        method: c.method,
         tool: &c.tool,
         outcome: c.verdict.outcome,
         layer: c.verdict.layer,

@@ -312,6 +312,22 @@ impl Known<'_> {
         }
     }
 
+    /// Strings calls share (interned by the correlator): replaced only when redaction
+    /// changes them, so the shared copy stays shared.
+    fn arc(&self, s: &mut std::sync::Arc<str>) {
+        let mut owned = s.to_string();
+        self.string(&mut owned);
+        if *owned != **s {
+            *s = owned.into();
+        }
+    }
+
+    fn arc_option(&self, s: &mut Option<std::sync::Arc<str>>) {
+        if let Some(s) = s {
+            self.arc(s);
+        }
+    }
+
     fn value(&self, v: &mut Value) {
         match v {
             Value::String(s) => self.string(s),
@@ -339,14 +355,13 @@ impl Known<'_> {
                 self.string(&mut f.detail);
             }
             for c in &mut a.calls {
-                self.string(&mut c.scope);
-                self.string(&mut c.endpoint);
-                self.string(&mut c.method);
-                self.option(&mut c.tool);
+                self.arc(&mut c.scope);
+                self.arc(&mut c.endpoint);
+                self.arc_option(&mut c.tool);
                 self.string(&mut c.arguments);
-                self.option(&mut c.protocol_version);
-                self.option(&mut c.client);
-                self.option(&mut c.server);
+                self.arc_option(&mut c.protocol_version);
+                self.arc_option(&mut c.client);
+                self.arc_option(&mut c.server);
                 self.option(&mut c.request_state);
                 self.option(&mut c.returned_state);
                 if let Some(t) = &mut c.timeline {
