@@ -368,6 +368,15 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
                     "no response for this id (ended: {})",
                     escape(ev.end.as_str())
                 )
+            } else if let Some(status) = ev.http_statuses.last() {
+                // A success keeps no timeline; its evidence still has the status.
+                format!(
+                    "← HTTP {status}, Content-Type {}, with the response for this id",
+                    ev.content_type
+                        .as_deref()
+                        .map(code_cell)
+                        .unwrap_or_else(|| "(none)".to_owned())
+                )
             } else {
                 "← response with this id".to_owned()
             };
