@@ -11,7 +11,7 @@ mod client;
 
 pub use client::{classify_client, mcp_error_code, reads_like_error};
 
-use crate::jsonrpc::{Decoded, Id, Item, Kind, Message, Place};
+use crate::jsonrpc::{Decoded, Id, Item, Kind, Message, Place, ResultView};
 use crate::model::{Body, End, HttpExchange, Layer, Outcome, Timestamp};
 use serde_json::Value;
 
@@ -486,33 +486,34 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
         }
         (Some(_), None) => {}
     }
-    let result = match m.result_json() {
-        Ok(v) => v,
-        Err(e) => {
-            ev.notes.push(format!("result cannot be read: {e}"));
-            return Verdict::new(Outcome::InvalidToolResult, ev);
-        }
+    let Some(raw) = m.result.as_deref() else {
+        ev.notes.push("result is missing".to_owned());
+        return Verdict::new(Outcome::InvalidToolResult, ev);
     };
-    let Some(obj) = result.as_object() else {
-        ev.notes.push("result is not an object".to_owned());
+    let Some(view) = ResultView::parse(raw) else {
+        ev.notes
+            .push(format!("result is {}, not an object", short_raw(raw)));
         return Verdict::new(Outcome::InvalidToolResult, ev);
     };
     // 2026-07-28 basic rules: an absent resultType MUST be read as "complete" (mcp-wire §4.1).
-    let result_type = match obj.get("resultType") {
+    let result_type = match view.result_type {
         None => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(other) => {
-            ev.notes
-                .push(format!("resultType is {other}, not a string"));
-            return Verdict::new(Outcome::InvalidToolResult, ev);
-        }
+        Some(r) => match serde_json::from_str::<String>(r.get()) {
+            Ok(s) => Some(s),
+            Err(_) => {
+                ev.notes
+                    .push(format!("resultType is {}, not a string", short_raw(r)));
+                return Verdict::new(Outcome::InvalidToolResult, ev);
+            }
+        },
     };
     ev.result_type = result_type.clone();
     match result_type.as_deref() {
         None | Some("complete") => {}
         Some("input_required") => {
-            ev.request_state = obj.get("requestState").map(Value::to_string);
-            if !obj.contains_key("inputRequests") && !obj.contains_key("requestState") {
+            // Kept byte for byte as it was on the wire: a follow-up must echo it exactly.
+            ev.request_state = view.request_state.map(|r| r.get().to_owned());
+            if view.input_requests.is_none() && view.request_state.is_none() {
                 ev.notes.push(
                     "input_required without inputRequests or requestState (one of them is required)".to_owned(),
                 );
@@ -526,19 +527,23 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
             return Verdict::new(Outcome::InvalidToolResult, ev);
         }
     }
-    match obj.get("isError") {
+    match view.is_error.map(|r| r.get().trim()) {
         None => {}
-        Some(Value::Bool(b)) => ev.is_error = Some(*b),
+        Some("true") => ev.is_error = Some(true),
+        Some("false") => ev.is_error = Some(false),
         Some(other) => {
-            ev.notes.push(format!("isError is {other}, not a boolean"));
+            ev.notes.push(format!(
+                "isError is {}, not a boolean",
+                crate::jsonrpc::excerpt(other)
+            ));
             return Verdict::new(Outcome::InvalidToolResult, ev);
         }
     }
-    match obj.get("content") {
-        Some(Value::Array(_)) => {}
+    match view.content {
+        Some(c) if c.get().trim_start().starts_with('[') => {}
         Some(other) => {
             ev.notes
-                .push(format!("content is {}, not an array", short_json(other)));
+                .push(format!("content is {}, not an array", short_raw(other)));
             return Verdict::new(Outcome::InvalidToolResult, ev);
         }
         None => {
@@ -547,7 +552,7 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
             return Verdict::new(Outcome::InvalidToolResult, ev);
         }
     }
-    ev.result_text = first_text(obj);
+    ev.result_text = view.first_text().map(|t| crate::jsonrpc::excerpt(&t));
     if ev.is_error == Some(true) {
         ev.error_message = ev.result_text.clone();
         return Verdict::new(Outcome::ToolError, ev);
@@ -555,17 +560,9 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
     Verdict::new(Outcome::ToolSuccess, ev)
 }
 
-fn short_json(v: &Value) -> String {
-    crate::jsonrpc::excerpt(&v.to_string())
-}
-
-/// The first text block of a result, as the tool's error message.
-fn first_text(obj: &serde_json::Map<String, Value>) -> Option<String> {
-    obj.get("content")?
-        .as_array()?
-        .iter()
-        .find_map(|b| b.get("text").and_then(Value::as_str))
-        .map(crate::jsonrpc::excerpt)
+/// A raw JSON member for a note: compact when it is, cut when long.
+fn short_raw(raw: &serde_json::value::RawValue) -> String {
+    crate::jsonrpc::excerpt(raw.get().trim())
 }
 
 /// Classifies a single Streamable HTTP exchange whose request is a `tools/call`:

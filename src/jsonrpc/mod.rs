@@ -3,8 +3,10 @@
 //! It knows JSON-RPC framing, not MCP semantics; those live in `classify`.
 
 mod message;
+mod result;
 
 pub use message::{canonical_json, Id, Kind, Message};
+pub use result::ResultView;
 
 use crate::model::{Body, HttpResponse, Timestamp};
 
