@@ -5,7 +5,7 @@
 
 use crate::config::Config;
 use crate::correlate::{Analysis, Correlator};
-use crate::ingest::{self, Format, IngestError, Sniffed};
+use crate::ingest::{self, Format, IngestError, Opened, Sniffed};
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, Read};
@@ -139,9 +139,8 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
 /// Analyses every input. Path errors (a missing file) become error reports too.
 pub fn run(inputs: &[Input], config: &Config) -> Report {
     let planned = plan(inputs);
-    let work = || -> Vec<Result<InputReport, (String, String)>> {
-        planned.par_iter().map(|p| analyse_one(p, config)).collect()
-    };
+    let work =
+        || -> Vec<Vec<Outcome>> { planned.par_iter().map(|p| analyse_one(p, config)).collect() };
     let results = if config.threads > 0 {
         match rayon::ThreadPoolBuilder::new()
             .num_threads(config.threads)
@@ -154,7 +153,7 @@ pub fn run(inputs: &[Input], config: &Config) -> Report {
         work()
     };
     let mut report = Report::default();
-    for r in results {
+    for r in results.into_iter().flatten() {
         match r {
             Ok(ir) => report.inputs.push(ir),
             Err(skip) => report.skipped.push(skip),
@@ -163,31 +162,84 @@ pub fn run(inputs: &[Input], config: &Config) -> Report {
     report
 }
 
-/// `Err`: a file found under a directory that is not an input, skipped with a reason.
-fn analyse_one(p: &Planned, config: &Config) -> Result<InputReport, (String, String)> {
+/// Most members read from one archive; past it the rest is reported, not read.
+const MAX_ARCHIVE_MEMBERS: usize = 100_000;
+
+/// What one planned input yields: one report, or one per member of an archive.
+/// `Err`: a file found under a directory (or in an archive) that is not an input,
+/// skipped with a reason.
+type Outcome = Result<InputReport, (String, String)>;
+
+fn analyse_one(p: &Planned, config: &Config) -> Vec<Outcome> {
     let (input, walked) = match p {
         Planned::File { input, walked } => (input, *walked),
         Planned::Missing(e) => {
-            return Ok(InputReport {
-                path: e.path.clone(),
-                format: Format::Unknown,
-                status: Status::Error,
-                error: Some(e.source.to_string()),
-                analysis: Analysis::default(),
-            });
+            return vec![Ok(error_report(e.path.clone(), e.source.to_string()))];
         }
     };
     let path = input.display();
-    let outcome = catch_unwind(AssertUnwindSafe(|| analyse_input(input, config)));
-    let report = match outcome {
-        Ok(Ok((format, analysis))) => InputReport {
+    let reader: Box<dyn Read> = match input {
+        Input::Path(p) => match File::open(p) {
+            Ok(f) => Box::new(f),
+            Err(e) => return vec![Ok(error_report(path, e.to_string()))],
+        },
+        Input::Stdin => Box::new(io::stdin().lock()),
+    };
+    let opened = guarded(|| ingest::open(reader, &config.limits));
+    match opened {
+        Err(bug) => vec![Ok(error_report(path, bug))],
+        Ok(Err(e)) => vec![judged(path, Err(e), walked, config)],
+        Ok(Ok(Opened::Stream(r))) => {
+            vec![
+                guarded(|| judged(path.clone(), analyse_reader(r, config), walked, config))
+                    .unwrap_or_else(|bug| Ok(error_report(path, bug))),
+            ]
+        }
+        Ok(Ok(Opened::Tar(r))) => archive_members(&path, r, config),
+    }
+}
+
+/// Runs `f`, turning a panic (a bug in mcpsift) into the error text for its input.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".to_owned());
+        format!(
+            "internal error while analysing this input (a bug in mcpsift; please report it with the input): {what}"
+        )
+    })
+}
+
+fn error_report(path: String, error: String) -> InputReport {
+    InputReport {
+        path,
+        format: Format::Unknown,
+        status: Status::Error,
+        error: Some(error),
+        analysis: Analysis::default(),
+    }
+}
+
+/// A report from what reading one input gave; `walked` inputs that are no input
+/// at all (empty, binary, unrecognised) are skipped instead of being errors.
+fn judged(
+    path: String,
+    result: Result<(Format, Analysis), IngestError>,
+    walked: bool,
+    config: &Config,
+) -> Outcome {
+    match result {
+        Ok((format, analysis)) => Ok(InputReport {
             path,
             format,
             status: Status::Ok,
             error: None,
             analysis,
-        },
-        Ok(Err(e)) => {
+        }),
+        Err(e) => {
             if walked
                 && matches!(
                     e,
@@ -196,35 +248,71 @@ fn analyse_one(p: &Planned, config: &Config) -> Result<InputReport, (String, Str
             {
                 return Err((path, e.to_string()));
             }
-            InputReport {
-                path,
-                format: Format::Unknown,
-                status: Status::Error,
-                error: Some(e.to_string()),
-                analysis: Analysis::default(),
-            }
+            let e = match e {
+                IngestError::Io(io) if io.kind() == io::ErrorKind::FileTooLarge => {
+                    IngestError::DecompressCap(config.limits.max_decompressed_bytes)
+                }
+                other => other,
+            };
+            Ok(error_report(path, e.to_string()))
         }
-        Err(panic) => {
-            let what = panic
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| panic.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".to_owned());
-            InputReport {
-                path,
-                format: Format::Unknown,
-                status: Status::Error,
-                error: Some(format!(
-                    "internal error while analysing this input (a bug in mcpsift; please report it with the input): {what}"
-                )),
-                analysis: Analysis::default(),
-            }
-        }
-    };
-    Ok(report)
+    }
 }
 
-/// Analyses one input from start to end.
+/// Every regular file of a tar archive, each as an input of its own named
+/// `ARCHIVE!/member`; members that are no input are skipped, as in a directory.
+fn archive_members(path: &str, reader: Box<dyn io::BufRead + '_>, config: &Config) -> Vec<Outcome> {
+    let mut out = Vec::new();
+    let mut archive = tar::Archive::new(reader);
+    let entries = match archive.entries() {
+        Ok(e) => e,
+        Err(e) => {
+            return vec![Ok(error_report(
+                path.to_owned(),
+                format!("not a readable tar archive: {e}"),
+            ))]
+        }
+    };
+    for (n, entry) in entries.enumerate() {
+        if n >= MAX_ARCHIVE_MEMBERS {
+            out.push(Ok(error_report(
+                path.to_owned(),
+                format!("the archive has more than {MAX_ARCHIVE_MEMBERS} members; the rest were not read"),
+            )));
+            break;
+        }
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                out.push(Ok(error_report(
+                    path.to_owned(),
+                    format!(
+                        "the archive is damaged after {n} members ({e}); the rest were not read"
+                    ),
+                )));
+                break;
+            }
+        };
+        if !matches!(
+            entry.header().entry_type(),
+            tar::EntryType::Regular | tar::EntryType::Continuous | tar::EntryType::GNUSparse
+        ) {
+            continue;
+        }
+        let name = entry
+            .path()
+            .map(|p| p.display().to_string())
+            .unwrap_or_else(|_| format!("member {n}"));
+        let member = format!("{path}!/{name}");
+        let result =
+            guarded(|| judged(member.clone(), analyse_reader(entry, config), true, config));
+        out.push(result.unwrap_or_else(|bug| Ok(error_report(member, bug))));
+    }
+    out
+}
+
+/// Analyses one input from start to end (a single stream; archives are read by
+/// `run`, which reports each member).
 pub fn analyse_input(input: &Input, config: &Config) -> Result<(Format, Analysis), IngestError> {
     let reader: Box<dyn Read> = match input {
         Input::Path(p) => Box::new(File::open(p)?),

@@ -604,3 +604,116 @@ fn a_piped_table_has_no_colour_and_no_wrapping() {
         assert!(line.chars().count() <= 70, "{line}");
     }
 }
+
+/// A tar.gz of the samples plus a file that is no input.
+fn samples_tar_gz() -> Vec<u8> {
+    let mut builder = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    for name in ["streamable-http.jsonl", "stdio-tee.jsonl"] {
+        builder
+            .append_path_with_name(repo(&format!("samples/{name}")), format!("logs/{name}"))
+            .unwrap();
+    }
+    let notes = b"just notes, not a log\n";
+    let mut header = tar::Header::new_gnu();
+    header.set_size(notes.len() as u64);
+    header.set_mode(0o644);
+    header.set_cksum();
+    builder
+        .append_data(&mut header, "logs/NOTES.txt", &notes[..])
+        .unwrap();
+    builder.into_inner().unwrap().finish().unwrap()
+}
+
+#[test]
+fn archives_are_read_member_by_member() {
+    let dir = tempfile::tempdir().unwrap();
+    let archive = dir.path().join("logs.tar.gz");
+    std::fs::write(&archive, samples_tar_gz()).unwrap();
+    let out = analyze(&[archive.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let records = jsonl(&out);
+    let inputs: Vec<String> = records
+        .iter()
+        .filter(|r| r["type"] == "input")
+        .map(|r| {
+            r["path"]
+                .as_str()
+                .unwrap()
+                .rsplit('!')
+                .next()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(
+        inputs,
+        ["/logs/streamable-http.jsonl", "/logs/stdio-tee.jsonl"]
+    );
+    let calls = records.iter().filter(|r| r["type"] == "call").count();
+    assert_eq!(calls, 14 + 3, "the same calls as the samples themselves");
+    let summary = records.last().unwrap();
+    let skipped = summary["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1);
+    assert!(skipped[0]["path"]
+        .as_str()
+        .unwrap()
+        .ends_with("logs.tar.gz!/logs/NOTES.txt"));
+}
+
+#[test]
+fn damaged_and_oversized_archives_are_named_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    // Cut inside the second member: the first is still analysed.
+    let whole = {
+        let gz = samples_tar_gz();
+        let mut d = flate2::read::GzDecoder::new(&gz[..]);
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut d, &mut v).unwrap();
+        v
+    };
+    let cut = dir.path().join("cut.tar");
+    let second_header = 512
+        + whole[124..135]
+            .iter()
+            .fold(0usize, |n, &b| {
+                if b.is_ascii_digit() {
+                    n * 8 + (b - b'0') as usize
+                } else {
+                    n
+                }
+            })
+            .div_ceil(512)
+            * 512;
+    std::fs::write(&cut, &whole[..second_header + 700]).unwrap();
+    let out = analyze(&[cut.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let records = jsonl(&out);
+    let first = records.iter().find(|r| r["type"] == "input").unwrap();
+    assert!(
+        first["path"]
+            .as_str()
+            .unwrap()
+            .ends_with("cut.tar!/logs/streamable-http.jsonl"),
+        "{first}"
+    );
+    assert_eq!(first["status"], "ok");
+    // The cut member and the damage are reported with the archive's name.
+    let err = stderr(&out);
+    assert!(err.contains("cut.tar"), "{err}");
+
+    // Past the decompression cap: a named error, not unbounded memory.
+    let big = dir.path().join("big.tar.gz");
+    std::fs::write(&big, samples_tar_gz()).unwrap();
+    let out = analyze(&[
+        big.to_str().unwrap(),
+        "--format",
+        "jsonl",
+        "--max-decompressed-bytes",
+        "2048",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("cap"), "{}", stderr(&out));
+}

@@ -90,7 +90,7 @@ pub enum IngestError {
     Io(#[from] io::Error),
     #[error("empty input: nothing to analyse")]
     Empty,
-    #[error("binary data that is not a pcap, pcapng or gzip file (first bytes {0}); mcpsift reads JSONL, HAR, pcap and pcapng")]
+    #[error("binary data that is not a pcap, pcapng, gzip or tar file (first bytes {0}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, and gzip or tar archives of them")]
     Binary(String),
     #[error("malformed: {0}")]
     Malformed(String),
@@ -118,6 +118,49 @@ pub(crate) fn body_from_recorded(headers: &Headers, bytes: Vec<u8>) -> Body {
     } else {
         Body::Bytes(bytes)
     }
+}
+
+/// An input after its compression is undone: one stream, or a tar archive of many.
+pub enum Opened<'a> {
+    Stream(Box<dyn BufRead + 'a>),
+    Tar(Box<dyn BufRead + 'a>),
+}
+
+/// True when `head` starts with a POSIX (ustar) or GNU tar header.
+pub fn is_tar(head: &[u8]) -> bool {
+    head.len() >= 262 && head.get(257..262) == Some(b"ustar".as_slice())
+}
+
+/// Undoes gzip compression (capped, at most two levels) and tells a tar archive
+/// from a single stream, so the batch can read each member of an archive as an
+/// input of its own.
+pub fn open<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
+    let mut reader: Box<dyn BufRead + 'a> = Box::new(BufReader::with_capacity(256 << 10, reader));
+    for _ in 0..3 {
+        let head = fill_head_of(&mut reader)?;
+        if head.starts_with(&[0x1f, 0x8b]) {
+            let cap = limits.max_decompressed_bytes;
+            let dec = CappedReader {
+                inner: flate2::bufread::MultiGzDecoder::new(reader),
+                left: cap,
+                cap,
+            };
+            reader = Box::new(BufReader::with_capacity(256 << 10, dec));
+            continue;
+        }
+        if is_tar(&head) {
+            return Ok(Opened::Tar(reader));
+        }
+        return Ok(Opened::Stream(reader));
+    }
+    Err(IngestError::TooDeep(3))
+}
+
+/// Up to 8 KiB of the reader's first bytes, without consuming them; a pipe may hand
+/// them over in several reads, so read until 512 bytes (a tar header) or the end.
+fn fill_head_of(reader: &mut Box<dyn BufRead + '_>) -> io::Result<Vec<u8>> {
+    let buf = reader.fill_buf()?;
+    Ok(buf[..buf.len().min(8192)].to_vec())
 }
 
 /// Reads one whole input, detecting its format, pushing into `sink`.
@@ -266,7 +309,7 @@ pub fn sniff(head: &[u8]) -> Sniffed {
     }
     let first_line = String::from_utf8_lossy(text.split(|&b| b == b'\n').next().unwrap_or(text));
     Sniffed::Text(format!(
-        "the first line is not JSON ({}); mcpsift reads JSONL, HAR, pcap and pcapng",
+        "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, and gzip or tar archives of them",
         crate::jsonrpc::excerpt(first_line.trim())
             .chars()
             .take(60)
