@@ -9,7 +9,10 @@ use crate::model::{
     Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
     Payload, SseBody, SseEvent, StdioMessage, Timestamp,
 };
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::collections::HashMap;
 use std::io::{self, BufRead};
 
 /// Reads every line of `reader`.
@@ -124,10 +127,54 @@ enum Line {
     Client(&'static str, Map<String, Value>),
 }
 
+/// A JSON object read shallowly: each member kept as its raw JSON text. Bodies (the
+/// bulk of a log) are then unescaped once, never built into a `Value` tree.
+type Obj<'a> = HashMap<Cow<'a, str>, &'a RawValue>;
+
+fn shallow(text: &str) -> Option<Obj<'_>> {
+    if !text.trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(text).ok()
+}
+
+fn raw_str(o: &Obj, key: &str) -> Option<String> {
+    serde_json::from_str::<String>(o.get(key)?.get()).ok()
+}
+
+fn raw_value(o: &Obj, key: &str) -> Option<Value> {
+    serde_json::from_str(o.get(key)?.get()).ok()
+}
+
+fn raw_timestamp(o: &Obj, keys: &[&str]) -> Option<Timestamp> {
+    keys.iter().find_map(|k| {
+        let raw = o.get(*k)?.get().trim();
+        match raw.as_bytes().first() {
+            Some(b'"') => Timestamp::parse(&serde_json::from_str::<String>(raw).ok()?),
+            Some(b'-' | b'0'..=b'9') => Timestamp::parse(raw),
+            _ => None,
+        }
+    })
+}
+
+/// A body as logged: a string (unescaped), or JSON logged as a JSON value rather
+/// than as text (kept as written); `null` is no body.
+fn raw_body(raw: Option<&&RawValue>) -> Option<String> {
+    let text = raw?.get().trim();
+    if text == "null" {
+        return None;
+    }
+    if text.starts_with('"') {
+        return serde_json::from_str::<String>(text).ok();
+    }
+    Some(text.to_owned())
+}
+
 fn parse_line(text: &str) -> Result<Line, String> {
-    let value: Value = serde_json::from_str(text)
-        .map_err(|e| format!("not JSON: {}", crate::jsonrpc::describe_json_error(&e)))?;
-    let Value::Object(obj) = value else {
+    let Some(obj) = shallow(text) else {
+        // Not a JSON object: say exactly what it is.
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| format!("not JSON: {}", crate::jsonrpc::describe_json_error(&e)))?;
         return Err(format!(
             "a JSON {} where a record object was expected",
             json_kind(&value)
@@ -136,21 +183,20 @@ fn parse_line(text: &str) -> Result<Line, String> {
     if obj.contains_key("request") {
         return http_record(&obj).map(|x| Line::Payload(Payload::Http(x)));
     }
-    if let Some(msg) = obj
+    let msg = obj
         .get("msg")
         .or_else(|| obj.get("message"))
-        .filter(|m| m.is_object())
-    {
-        if let Some(dir) = obj.get("dir").or_else(|| obj.get("direction")) {
-            let dir = parse_direction(dir)
-                .ok_or_else(|| format!("\"dir\" is {dir}; expected \"c2s\" or \"s2c\""))?;
-            return Ok(Line::Payload(Payload::Stdio(StdioMessage {
-                dir: Some(dir),
-                json: msg.to_string(),
-                ts: timestamp(&obj, &["ts", "timestamp", "time"]),
-                logged_by_client: false,
-            })));
-        }
+        .filter(|m| m.get().trim_start().starts_with('{'));
+    if let (Some(msg), Some(dir)) = (msg, obj.get("dir").or_else(|| obj.get("direction"))) {
+        let dir_value: Value = serde_json::from_str(dir.get()).unwrap_or(Value::Null);
+        let dir = parse_direction(&dir_value)
+            .ok_or_else(|| format!("\"dir\" is {}; expected \"c2s\" or \"s2c\"", dir.get()))?;
+        return Ok(Line::Payload(Payload::Stdio(StdioMessage {
+            dir: Some(dir),
+            json: msg.get().to_owned(),
+            ts: raw_timestamp(&obj, &["ts", "timestamp", "time"]),
+            logged_by_client: false,
+        })));
     }
     if is_jsonrpc(&obj) {
         return Ok(Line::Payload(Payload::Stdio(StdioMessage {
@@ -160,8 +206,11 @@ fn parse_line(text: &str) -> Result<Line, String> {
             logged_by_client: false,
         })));
     }
-    if let Some(kind) = super::clientlog::kind_of(&obj) {
-        return Ok(Line::Client(kind, obj));
+    // Client logs are read with their own (stateful) readers, from a full value.
+    if let Ok(Value::Object(full)) = serde_json::from_str::<Value>(text) {
+        if let Some(kind) = super::clientlog::kind_of(&full) {
+            return Ok(Line::Client(kind, full));
+        }
     }
     Err("not a recognised record: expected an HTTP exchange record (\"request\"/\"response\"), a transcript message (\"dir\" + \"msg\") or a JSON-RPC message (\"jsonrpc\")".to_owned())
 }
@@ -177,11 +226,14 @@ fn json_kind(v: &Value) -> &'static str {
     }
 }
 
-fn is_jsonrpc(obj: &Map<String, Value>) -> bool {
-    obj.contains_key("jsonrpc")
-        || (obj.contains_key("id") && (obj.contains_key("result") || obj.contains_key("error")))
-        || (obj.get("method").is_some_and(Value::is_string)
-            && (obj.contains_key("params") || obj.contains_key("id")))
+fn is_jsonrpc(obj: &Obj) -> bool {
+    let has = |k: &str| obj.contains_key(k);
+    let method_is_string = obj
+        .get("method")
+        .is_some_and(|m| m.get().trim_start().starts_with('"'));
+    has("jsonrpc")
+        || (has("id") && (has("result") || has("error")))
+        || (method_is_string && (has("params") || has("id")))
 }
 
 fn parse_direction(v: &Value) -> Option<Direction> {
@@ -261,47 +313,43 @@ fn body_text(v: Option<&Value>) -> Option<String> {
     }
 }
 
-fn http_record(obj: &Map<String, Value>) -> Result<HttpExchange, String> {
+fn http_record(obj: &Obj) -> Result<HttpExchange, String> {
     let req = obj
         .get("request")
-        .and_then(Value::as_object)
+        .and_then(|r| shallow(r.get()))
         .ok_or("\"request\" is not an object")?;
-    let ts = timestamp(obj, &["ts", "timestamp", "time", "started_at"]);
+    let ts = raw_timestamp(obj, &["ts", "timestamp", "time", "started_at"]);
     let request = HttpRequest {
-        method: req
-            .get("method")
-            .and_then(Value::as_str)
-            .unwrap_or("POST")
-            .to_owned(),
-        url: req
-            .get("url")
-            .or_else(|| req.get("path"))
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned(),
-        headers: headers(req.get("headers")).map_err(|e| format!("request {e}"))?,
-        body: body_text(req.get("body")).unwrap_or_default().into_bytes(),
-        ts: timestamp(req, &["ts"]).or(ts),
+        method: raw_str(&req, "method").unwrap_or_else(|| "POST".to_owned()),
+        url: raw_str(&req, "url")
+            .or_else(|| raw_str(&req, "path"))
+            .unwrap_or_default(),
+        headers: headers(raw_value(&req, "headers").as_ref())
+            .map_err(|e| format!("request {e}"))?,
+        body: raw_body(req.get("body")).unwrap_or_default().into_bytes(),
+        ts: raw_timestamp(&req, &["ts"]).or(ts),
     };
-    let end_field = obj.get("end").and_then(Value::as_str);
-    let end = match end_field {
+    let end_field = raw_str(obj, "end");
+    let end = match end_field.as_deref() {
         Some(s) => End::parse(s).ok_or_else(|| {
             format!("\"end\" is \"{s}\"; expected complete, closed, client_closed, reset, capture_ended or truncated")
         })?,
         None => End::Complete,
     };
-    let recorder_note = ["error", "note"]
-        .iter()
-        .find_map(|k| obj.get(*k).and_then(Value::as_str))
-        .map(str::to_owned);
-    let response = match obj.get("response") {
-        None | Some(Value::Null) => None,
-        Some(Value::Object(resp)) => Some(http_response(resp, obj)?),
+    let recorder_note = raw_str(obj, "error").or_else(|| raw_str(obj, "note"));
+    let response = match obj.get("response").map(|r| r.get().trim()) {
+        None | Some("null") => None,
+        Some(r) if r.starts_with('{') => {
+            let resp = shallow(r).ok_or("\"response\" is not a readable object")?;
+            Some(http_response(&resp, obj)?)
+        }
         Some(other) => {
+            let kind = serde_json::from_str::<Value>(other)
+                .map(|v| json_kind(&v))
+                .unwrap_or("value");
             return Err(format!(
-                "\"response\" is a JSON {}; expected an object or null",
-                json_kind(other)
-            ))
+                "\"response\" is a JSON {kind}; expected an object or null"
+            ));
         }
     };
     // A record with no response and no stated end: the request went unanswered.
@@ -314,26 +362,24 @@ fn http_record(obj: &Map<String, Value>) -> Result<HttpExchange, String> {
         request,
         response,
         end,
-        end_ts: timestamp(obj, &["end_ts", "ended_at"]),
+        end_ts: raw_timestamp(obj, &["end_ts", "ended_at"]),
         recorder_note,
     })
 }
 
-fn http_response(
-    resp: &Map<String, Value>,
-    record: &Map<String, Value>,
-) -> Result<HttpResponse, String> {
-    let status = match resp.get("status") {
+fn http_response(resp: &Obj, record: &Obj) -> Result<HttpResponse, String> {
+    let status = match raw_value(resp, "status") {
         Some(Value::Number(n)) => n.as_u64().filter(|s| *s <= 999),
         Some(Value::String(s)) => s.trim().parse::<u64>().ok().filter(|s| *s <= 999),
         _ => None,
     }
     .ok_or("response \"status\" is missing or not an HTTP status number")? as u16;
-    let headers = headers(resp.get("headers")).map_err(|e| format!("response {e}"))?;
-    let body = if let Some(events) = resp.get("events") {
-        Body::Sse(events_body(events)?)
+    let headers =
+        headers(raw_value(resp, "headers").as_ref()).map_err(|e| format!("response {e}"))?;
+    let body = if let Some(events) = raw_value(resp, "events") {
+        Body::Sse(events_body(&events)?)
     } else {
-        match body_text(resp.get("body")) {
+        match raw_body(resp.get("body")) {
             None if resp.contains_key("body") => Body::Bytes(Vec::new()),
             None => Body::NotRecorded,
             Some(text) => super::body_from_recorded(&headers, text.into_bytes()),
@@ -343,7 +389,7 @@ fn http_response(
         status,
         headers,
         body,
-        ts: timestamp(resp, &["ts"]).or_else(|| timestamp(record, &["response_ts"])),
+        ts: raw_timestamp(resp, &["ts"]).or_else(|| raw_timestamp(record, &["response_ts"])),
     })
 }
 
