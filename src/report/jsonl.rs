@@ -21,23 +21,17 @@ fn input_record(ir: &InputReport) -> Value {
     }
     o.insert("exchanges".into(), json!(ir.analysis.exchanges));
     o.insert("calls".into(), json!(ir.analysis.calls.len()));
-    if !ir.analysis.problems.is_empty() {
-        let problems: Vec<Value> = ir
-            .analysis
-            .problems
-            .iter()
-            .map(|p| json!({"location": p.locator, "message": p.message}))
-            .collect();
-        o.insert("problems".into(), Value::Array(problems));
-    }
-    if !ir.analysis.notices.is_empty() {
-        let notices: Vec<Value> = ir
-            .analysis
-            .notices
-            .iter()
-            .map(|p| json!({"location": p.locator, "message": p.message}))
-            .collect();
-        o.insert("notices".into(), Value::Array(notices));
+    for (key, list) in [
+        ("problems", &ir.analysis.problems),
+        ("notices", &ir.analysis.notices),
+    ] {
+        if !list.is_empty() {
+            let items: Vec<Value> = list
+                .iter()
+                .map(|p| json!({"location": p.locator, "message": p.message}))
+                .collect();
+            o.insert(key.into(), Value::Array(items));
+        }
     }
     Value::Object(o)
 }
