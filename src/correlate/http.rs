@@ -12,7 +12,10 @@ use super::{Correlator, Finding, RetryOrigin, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::jsonrpc::{self, Id, Item, Kind, Message};
 use crate::model::{Body, End, FindingKind, HttpExchange, Locator, Outcome, Severity, Timestamp};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+
+/// Most cut streams kept waiting for a resumption at once (each keeps its events).
+const MAX_OPEN_STREAMS: usize = 4096;
 
 /// A call waiting for more legs.
 #[derive(Debug)]
@@ -46,6 +49,15 @@ pub(super) struct SeenRequest {
     /// reuse: kept for every request of the input, so it must stay small.
     pub key: u64,
     pub answered: bool,
+}
+
+/// An id's value with its JSON type dropped (`1` and `"1"` give the same key).
+fn loose_id(id: &Id) -> String {
+    if id.is_string() {
+        serde_json::from_str::<String>(id.raw()).unwrap_or_else(|_| id.raw().to_owned())
+    } else {
+        id.raw().to_owned()
+    }
 }
 
 /// `sessionId=…` or `session_id=…` in a URL's query: the legacy transport's session key.
@@ -226,11 +238,24 @@ impl Correlator {
         let resumable = outcome == Outcome::StreamIncomplete && !event_ids.is_empty();
         // A batch POST answered 202 is legacy only with one request; keep it simple.
         if (resumable || legacy) && batch_len >= 1 {
+            let mut kept = x.clone();
+            if legacy {
+                // Only the 202's status is read again; its bodies are not needed.
+                kept.request.body = Vec::new();
+                if let Some(r) = kept.response.as_mut() {
+                    r.body = Body::Bytes(Vec::new());
+                }
+            } else if self.open.len() >= MAX_OPEN_STREAMS {
+                // Bounded: the oldest cut stream stays STREAM_INCOMPLETE for good.
+                if let Some(i) = self.open.iter().position(|o| !o.legacy) {
+                    self.open.remove(i);
+                }
+            }
             self.open.push(Open {
                 call,
                 request: m.clone(),
                 scope: scope.to_owned(),
-                legs: vec![(x.clone(), if legacy { vec![] } else { resp_items.to_vec() })],
+                legs: vec![(kept, if legacy { vec![] } else { resp_items.to_vec() })],
                 event_ids,
                 legacy,
             });
@@ -250,6 +275,9 @@ impl Correlator {
             .calls
             .iter_mut()
             .rev()
+            // A cancellation follows its request closely; a bounded look back keeps
+            // an input of many cancellations linear.
+            .take(10_000)
             .find(|c| &*c.scope == scope && c.id == rid)
         {
             let ended_before = c.timeline.as_ref().and_then(|t| {
@@ -496,43 +524,57 @@ impl Correlator {
             return;
         }
         let mut used: HashSet<(usize, usize)> = HashSet::new();
+        // Index each stream's responses by id (type-loose, so `1` finds `"1"` too),
+        // so joining many POSTs to a long stream stays linear.
+        let index: Vec<HashMap<String, Vec<usize>>> = streams
+            .iter()
+            .map(|s| {
+                let mut m: HashMap<String, Vec<usize>> = HashMap::new();
+                for (ii, it) in s.items.iter().enumerate() {
+                    let Some(r) = it.message() else { continue };
+                    if matches!(r.kind(), Kind::Request | Kind::Notification) {
+                        continue;
+                    }
+                    if let Some(rid) = &r.id {
+                        m.entry(loose_id(rid)).or_default().push(ii);
+                    }
+                }
+                m
+            })
+            .collect();
+        let mut stream_of: HashMap<&str, usize> = HashMap::new();
+        for (si, s) in streams.iter().enumerate() {
+            stream_of.entry(s.scope.as_str()).or_insert(si);
+        }
         let opens = std::mem::take(&mut self.open);
         for open in opens {
             if !open.legacy {
                 self.open.push(open);
                 continue;
             }
-            let Some((si, stream)) = streams
-                .iter()
-                .enumerate()
-                .find(|(_, s)| s.scope == open.scope)
-            else {
+            let Some(&si) = stream_of.get(open.scope.as_str()) else {
                 self.open.push(open);
                 continue;
             };
+            let stream = &streams[si];
             let id = open
                 .request
                 .id
                 .clone()
                 .unwrap_or_else(|| Id::from_raw("null"));
-            let mine: Vec<&Item> = stream
-                .items
+            let mine: Vec<&Item> = index[si]
+                .get(&loose_id(&id))
+                .map(Vec::as_slice)
+                .unwrap_or(&[])
                 .iter()
-                .enumerate()
-                .filter(|(ii, it)| {
-                    let hit = it.message().is_some_and(|r| {
-                        r.kind() != Kind::Request
-                            && r.kind() != Kind::Notification
-                            && r.id
-                                .as_ref()
-                                .is_some_and(|rid| *rid == id || rid.differs_only_in_type(&id))
-                    });
-                    if hit {
-                        used.insert((si, *ii));
-                    }
-                    hit
+                .filter_map(|&ii| {
+                    let it = stream.items.get(ii)?;
+                    let rid = it.message()?.id.as_ref()?;
+                    (*rid == id || rid.differs_only_in_type(&id)).then(|| {
+                        used.insert((si, ii));
+                        it
+                    })
                 })
-                .map(|(_, it)| it)
                 .collect();
             let (post, _) = &open.legs[0];
             let legs = [

@@ -556,17 +556,23 @@ impl Correlator {
 
 /// NON_TERMINAL for every call without a terminal result (`design.md` §3).
 fn non_terminal(out: &mut Analysis) {
+    // The last MRTR follow-up per (scope, tool): an input_required call before it was
+    // followed up. One pass, so a hostile input of many rounds stays linear.
+    let mut last_followup: HashMap<(&str, Option<&str>), usize> = HashMap::new();
+    for c in out.calls.iter().filter(|c| c.mrtr_followup) {
+        let e = last_followup
+            .entry((&*c.scope, c.tool.as_deref()))
+            .or_insert(c.seq);
+        *e = (*e).max(c.seq);
+    }
     let followed: Vec<bool> = out
         .calls
         .iter()
         .map(|c| {
             c.verdict.outcome == Outcome::InputRequired
-                && out.calls.iter().any(|later| {
-                    later.seq > c.seq
-                        && later.mrtr_followup
-                        && later.tool == c.tool
-                        && later.scope == c.scope
-                })
+                && last_followup
+                    .get(&(&*c.scope, c.tool.as_deref()))
+                    .is_some_and(|&seq| seq > c.seq)
         })
         .collect();
     for (c, followed) in out.calls.iter().zip(followed) {

@@ -96,6 +96,8 @@ impl Correlator {
                     } else {
                         self.stdio_pending
                             .keys()
+                            // Bounded, so many unanswered requests keep this linear.
+                            .take(10_000)
                             .find(|k| k.differs_only_in_type(&id))
                             .cloned()
                     };
