@@ -1085,3 +1085,35 @@ fn unrelated_tls_beside_mcp_traffic_is_a_note_not_an_error() {
     assert_eq!(first["notices"].as_array().unwrap().len(), 1);
     assert!(first.get("problems").is_none());
 }
+
+#[test]
+fn an_endless_stream_keeps_its_response_but_not_every_notification() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40130, (1, 2));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    cap.send(&mut c, Side::Server, &sse_head(false));
+    let mut events = Vec::new();
+    for _ in 0..10_050 {
+        events.extend_from_slice(&progress_event());
+    }
+    events.extend_from_slice(&result_event(1));
+    cap.send_split(&mut c, Side::Server, &events, 60_000);
+    cap.fin(&mut c, Side::Server);
+    let a = analyse(&cap.pcap(Link::Ethernet, false, false));
+    assert_eq!(a.calls.len(), 1);
+    let v = &a.calls[0].verdict;
+    assert_eq!(v.outcome.as_str(), "TOOL_SUCCESS");
+    assert_eq!(
+        v.evidence.sse_events, 10_001,
+        "10,000 kept, then only the response"
+    );
+    assert!(
+        v.evidence
+            .notes
+            .iter()
+            .any(|n| n.contains("more than 10000 events")),
+        "{:?}",
+        v.evidence.notes
+    );
+}

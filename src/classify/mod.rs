@@ -131,6 +131,8 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
             }
             if let Body::Sse(sse) = &resp.body {
                 ev.sse_events += sse.events.len();
+                // What the SSE parser met on the way (lossy UTF-8, caps) is evidence too.
+                ev.notes.extend(sse.problems.iter().take(5).cloned());
                 if let Some(tail) = &sse.incomplete_tail {
                     ev.notes.push(format!(
                         "the stream ended inside an unterminated event (not dispatched): {}",

@@ -22,6 +22,13 @@ const HEAD_CAP: usize = 64 << 10;
 const CHUNK_LINE_CAP: usize = 4 << 10;
 /// Most requests waiting for their responses on one connection (pipelining).
 const PENDING_CAP: usize = 1024;
+/// Events kept per SSE stream before notifications are dropped (responses are kept).
+const MAX_STREAM_EVENTS: usize = 10_000;
+
+/// Could this event's data be a JSON-RPC response (it names a result or an error)?
+fn may_be_response(data: &str) -> bool {
+    data.contains("\"result\"") || data.contains("\"error\"")
+}
 const METHODS: &[&[u8]] = &[
     b"GET ",
     b"POST ",
@@ -335,6 +342,8 @@ enum RespBody {
         /// Offset of the current parser's first byte in the body.
         base: u64,
         problems: Vec<String>,
+        /// `MAX_STREAM_EVENTS` was reached (said once in `problems`).
+        capped: bool,
     },
     None,
 }
@@ -767,6 +776,7 @@ impl Http1 {
                         resync: false,
                         base: 0,
                         problems: Vec::new(),
+                        capped: false,
                     }
                 } else {
                     RespBody::Bytes(Vec::new())
@@ -963,6 +973,7 @@ impl Resp {
                 resync,
                 base,
                 problems,
+                capped,
             } => {
                 let mut data = decoded;
                 if *resync {
@@ -995,6 +1006,18 @@ impl Resp {
                 let base = *base;
                 parser.feed(data, Some(ts), &mut |mut ev| {
                     ev.offset += base;
+                    // A stream that never ends (a hostile or a very long-lived one)
+                    // must not grow without bound: past the cap only events that may
+                    // be a response are kept; notifications are counted, not kept.
+                    if events.len() >= MAX_STREAM_EVENTS && !may_be_response(&ev.data) {
+                        if !*capped {
+                            *capped = true;
+                            problems.push(format!(
+                                "more than {MAX_STREAM_EVENTS} events on one stream; later notifications were not kept"
+                            ));
+                        }
+                        return;
+                    }
                     events.push(ev);
                 });
             }
