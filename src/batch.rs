@@ -140,7 +140,7 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
 pub fn run(inputs: &[Input], config: &Config) -> Report {
     let planned = plan(inputs);
     let work =
-        || -> Vec<Vec<Outcome>> { planned.par_iter().map(|p| analyse_one(p, config)).collect() };
+        || -> Vec<Vec<Analysed>> { planned.par_iter().map(|p| analyse_one(p, config)).collect() };
     let results = if config.threads > 0 {
         match rayon::ThreadPoolBuilder::new()
             .num_threads(config.threads)
@@ -168,9 +168,9 @@ const MAX_ARCHIVE_MEMBERS: usize = 100_000;
 /// What one planned input yields: one report, or one per member of an archive.
 /// `Err`: a file found under a directory (or in an archive) that is not an input,
 /// skipped with a reason.
-type Outcome = Result<InputReport, (String, String)>;
+pub type Analysed = Result<InputReport, (String, String)>;
 
-fn analyse_one(p: &Planned, config: &Config) -> Vec<Outcome> {
+fn analyse_one(p: &Planned, config: &Config) -> Vec<Analysed> {
     let (input, walked) = match p {
         Planned::File { input, walked } => (input, *walked),
         Planned::Missing(e) => {
@@ -185,6 +185,17 @@ fn analyse_one(p: &Planned, config: &Config) -> Vec<Outcome> {
         },
         Input::Stdin => Box::new(io::stdin().lock()),
     };
+    analyse_named(path, reader, walked, config)
+}
+
+/// Reads one named input from `reader`: undoes compression, and for a tar archive
+/// reports every member; `walked` inputs that are no input at all are skipped.
+pub fn analyse_named(
+    path: String,
+    reader: Box<dyn Read + '_>,
+    walked: bool,
+    config: &Config,
+) -> Vec<Analysed> {
     let opened = guarded(|| ingest::open(reader, &config.limits));
     match opened {
         Err(bug) => vec![Ok(error_report(path, bug))],
@@ -230,7 +241,7 @@ fn judged(
     result: Result<(Format, Analysis), IngestError>,
     walked: bool,
     config: &Config,
-) -> Outcome {
+) -> Analysed {
     match result {
         Ok((format, analysis)) => Ok(InputReport {
             path,
@@ -261,7 +272,11 @@ fn judged(
 
 /// Every regular file of a tar archive, each as an input of its own named
 /// `ARCHIVE!/member`; members that are no input are skipped, as in a directory.
-fn archive_members(path: &str, reader: Box<dyn io::BufRead + '_>, config: &Config) -> Vec<Outcome> {
+fn archive_members(
+    path: &str,
+    reader: Box<dyn io::BufRead + '_>,
+    config: &Config,
+) -> Vec<Analysed> {
     let mut out = Vec::new();
     let mut archive = tar::Archive::new(reader);
     let entries = match archive.entries() {
