@@ -13,6 +13,12 @@ use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+/// mimalloc instead of the system allocator: reading interleaves large short-lived
+/// buffers (bodies, HAR entries) with small long-lived call records, and glibc's
+/// allocator then holds on to the freed space (measured in docs/performance.md).
+#[global_allocator]
+static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(
     name = "mcpsift",
