@@ -21,3 +21,4 @@ pub mod jsonrpc;
 pub mod model;
 pub mod report;
 pub mod sse;
+pub mod text;

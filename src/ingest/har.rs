@@ -92,7 +92,7 @@ pub(crate) fn read_with_window(
             } else {
                 format!(
                     "the HAR stops being valid JSON here ({}); the entries before it were analysed",
-                    crate::jsonrpc::describe_json_error(&e)
+                    crate::text::describe_json_error(&e)
                 )
             };
             state.sink.problem(Problem {
@@ -106,7 +106,7 @@ pub(crate) fn read_with_window(
         Err(e) => Err(IngestError::Har(if e.is_eof() {
             "the file ends before the HAR \"log\" is complete".to_owned()
         } else {
-            crate::jsonrpc::describe_json_error(&e)
+            crate::text::describe_json_error(&e)
         })),
     };
     state.flush();
@@ -251,7 +251,7 @@ impl State<'_> {
                     locator,
                     message: format!(
                         "not a valid HAR entry: {} (counted within this entry)",
-                        crate::jsonrpc::describe_json_error(&e)
+                        crate::text::describe_json_error(&e)
                     ),
                 });
                 return;

@@ -23,7 +23,7 @@ use std::io::Read;
 pub fn read(reader: impl Read, sink: &mut dyn Sink) -> Result<(), String> {
     let mut de = serde_json::Deserializer::from_reader(reader);
     de.deserialize_seq(Elements { sink })
-        .map_err(|e| crate::jsonrpc::describe_json_error(&e))?;
+        .map_err(|e| crate::text::describe_json_error(&e))?;
     de.end().map_err(|e| format!("after the array: {e}"))
 }
 

@@ -174,7 +174,7 @@ fn parse_line(text: &str) -> Result<Line, String> {
     let Some(obj) = shallow(text) else {
         // Not a JSON object: say exactly what it is.
         let value: Value = serde_json::from_str(text)
-            .map_err(|e| format!("not JSON: {}", crate::jsonrpc::describe_json_error(&e)))?;
+            .map_err(|e| format!("not JSON: {}", crate::text::describe_json_error(&e)))?;
         return Err(format!(
             "a JSON {} where a record object was expected",
             json_kind(&value)

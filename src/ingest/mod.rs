@@ -310,7 +310,7 @@ pub fn sniff(head: &[u8]) -> Sniffed {
     let first_line = String::from_utf8_lossy(text.split(|&b| b == b'\n').next().unwrap_or(text));
     Sniffed::Text(format!(
         "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, and gzip or tar archives of them",
-        crate::jsonrpc::excerpt(first_line.trim())
+        crate::text::excerpt(first_line.trim())
             .chars()
             .take(60)
             .collect::<String>()

@@ -5,6 +5,7 @@
 mod message;
 mod result;
 
+pub use crate::text::{describe_json_error, excerpt};
 pub use message::{canonical_json, Id, Kind, Message};
 pub use result::ResultView;
 
@@ -56,20 +57,6 @@ impl Item {
     }
 }
 
-const EXCERPT: usize = 300;
-
-/// The first `EXCERPT` bytes of `text`, cut on a character boundary.
-pub fn excerpt(text: &str) -> String {
-    if text.len() <= EXCERPT {
-        return text.to_owned();
-    }
-    let mut cut = EXCERPT;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}…", &text[..cut])
-}
-
 fn json_type(v: &serde_json::Value) -> &'static str {
     match v {
         serde_json::Value::Null => "null",
@@ -78,20 +65,6 @@ fn json_type(v: &serde_json::Value) -> &'static str {
         serde_json::Value::String(_) => "a string",
         serde_json::Value::Array(_) => "an array",
         serde_json::Value::Object(_) => "an object",
-    }
-}
-
-/// Human wording for a serde_json error on hostile input.
-pub fn describe_json_error(e: &serde_json::Error) -> String {
-    let msg = e.to_string();
-    if msg.contains("recursion limit") {
-        format!(
-            "JSON nested more than 128 levels deep (line {}, column {})",
-            e.line(),
-            e.column()
-        )
-    } else {
-        msg
     }
 }
 

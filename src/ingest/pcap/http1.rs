@@ -987,7 +987,7 @@ impl Resp {
                             if let Some(t) = old_tail {
                                 problems.push(format!(
                                     "event cut by bytes missing from the capture: {}",
-                                    crate::jsonrpc::excerpt(&t)
+                                    crate::text::excerpt(&t)
                                 ));
                             }
                             problems.extend(old_problems);

@@ -1,0 +1,44 @@
+//! Text helpers every stage may use: excerpts of long text for reports, and plain
+//! wording for JSON parse errors met on hostile input. A leaf: it uses no stage.
+
+const EXCERPT: usize = 300;
+
+/// The first `EXCERPT` bytes of `text`, cut on a character boundary.
+pub fn excerpt(text: &str) -> String {
+    if text.len() <= EXCERPT {
+        return text.to_owned();
+    }
+    let mut cut = EXCERPT;
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}…", &text[..cut])
+}
+
+/// Human wording for a serde_json error on hostile input.
+pub fn describe_json_error(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    if msg.contains("recursion limit") {
+        format!(
+            "JSON nested more than 128 levels deep (line {}, column {})",
+            e.line(),
+            e.column()
+        )
+    } else {
+        msg
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpts_cut_on_char_boundaries() {
+        assert_eq!(excerpt("short"), "short");
+        let long = "é".repeat(200);
+        let e = excerpt(&long);
+        assert!(e.ends_with('…'));
+        assert!(e.len() <= 303);
+    }
+}
