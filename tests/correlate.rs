@@ -196,6 +196,22 @@ fn id_reuse_is_a_violation_in_2025_sessions_only() {
 }
 
 #[test]
+fn without_sessions_each_initialize_starts_a_new_id_space() {
+    let a = run("id_reuse_sessionless");
+    assert_eq!(
+        calls(&a),
+        [
+            c("1", "TOOL_SUCCESS", "none", 1),
+            c("1", "TOOL_SUCCESS", "none", 1)
+        ]
+    );
+    assert_eq!(&*a.calls[0].scope, "http:127.0.0.1:8080");
+    assert_eq!(&*a.calls[1].scope, "http:127.0.0.1:8080#2");
+    // Only the same client's second use of id 1 is a reuse.
+    assert_eq!(findings(&a), [f("ID_REUSED", "MEDIUM", "1")]);
+}
+
+#[test]
 fn cancellations_are_recorded_not_blamed_on_the_server() {
     let a = run("cancel");
     assert_eq!(

@@ -124,7 +124,23 @@ impl Correlator {
             .as_ref()
             .map(jsonrpc::decode_response)
             .unwrap_or_default();
-        let scope = scope_of(&x);
+        let mut scope = scope_of(&x);
+        if scope.starts_with("http:") {
+            // Without sessions, each `initialize` starts a new client's id space (a
+            // restarted client counts from 0 again; that is no id reuse).
+            let initializes = req_items.iter().any(|i| {
+                i.message().is_some_and(|m| {
+                    m.kind() == Kind::Request && m.method().as_deref() == Some("initialize")
+                })
+            });
+            let n = self.sessionless_inits.entry(scope.clone()).or_insert(0);
+            if initializes {
+                *n += 1;
+            }
+            if *n > 1 {
+                scope = format!("{scope}#{n}");
+            }
+        }
         let status = x.response.as_ref().map(|r| r.status);
         if status == Some(404) && x.request.headers.get("mcp-session-id").is_some() {
             self.expired_scopes.insert(scope.clone());

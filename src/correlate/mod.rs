@@ -235,6 +235,8 @@ pub struct Correlator {
     requests: HashMap<String, HashMap<Id, http::SeenRequest>>,
     /// Scopes whose session ended with a 404.
     expired_scopes: HashSet<String>,
+    /// `initialize`s seen per session-less endpoint scope (`http:HOST`).
+    sessionless_inits: HashMap<String, u32>,
     /// One shared copy of each string many calls repeat (scopes, tools, versions).
     interned: HashSet<Arc<str>>,
 }
