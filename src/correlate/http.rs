@@ -243,7 +243,10 @@ impl Correlator {
         let endpoint = self.intern(&endpoint_of(&x.request.url));
         if let Some(c) = self.out.calls.last_mut() {
             c.endpoint = endpoint;
-            c.timeline = Some(Box::new(super::timeline::of_http(x, resp_items)));
+            // The wire story is kept for calls that need a look (a success keeps none).
+            if c.verdict.outcome != Outcome::ToolSuccess {
+                c.timeline = Some(Box::new(super::timeline::of_http(x, resp_items)));
+            }
             c.compact_if_success();
             // 2026-07-28: the client closing the response stream is the cancellation.
             if x.end == End::ClientClosed && is_2026(c.protocol_version.as_deref()) {
