@@ -299,6 +299,14 @@ impl Correlator {
             .take(10_000)
             .find(|c| &*c.scope == scope && c.id == rid)
         {
+            if !c.verdict.outcome.is_non_terminal() {
+                // The response won the race; the client ignores it (mcp-wire §3).
+                c.verdict.evidence.notes.push(
+                    "the client sent notifications/cancelled after this call already had its response"
+                        .to_owned(),
+                );
+                return;
+            }
             let ended_before = c.timeline.as_ref().and_then(|t| {
                 let server_end = matches!(t.end, End::Closed | End::Reset);
                 (server_end && t.end_ts.is_some() && sent.is_some() && t.end_ts < sent)
