@@ -86,8 +86,9 @@ pub struct Call {
     /// Always `tools/call` today; kept so records name their method.
     pub method: &'static str,
     pub tool: Option<Arc<str>>,
-    /// Canonical JSON of `params.arguments`.
-    pub arguments: String,
+    /// A 128-bit digest of the canonical JSON of `params.arguments`: repeats only
+    /// compare arguments, and a digest keeps every call record the same small size.
+    pub arguments: u128,
     pub verdict: Verdict,
     /// Where the request is in the input.
     pub locator: Locator,
@@ -149,7 +150,6 @@ impl Call {
         // The wire story is for calls that need a look; a success keeps its counts
         // (`sse_events`, `end`, statuses) in the evidence.
         self.timeline = None;
-        self.arguments.shrink_to_fit();
     }
 }
 
@@ -260,24 +260,15 @@ impl Sink for Correlator {
     }
 }
 
-/// The canonical JSON of a call's arguments, or for large ones a digest of it: only
-/// equality matters (repeats), and a call record must stay small.
-fn arguments_key(args: &Value) -> String {
+/// A digest of a call's canonical arguments (two independent 64-bit FNV-1a runs).
+fn arguments_key(args: &Value) -> u128 {
     let canon = canonical_json(args);
-    if canon.len() <= 256 {
-        return canon;
-    }
     let h = |offset: u64| {
         canon
             .bytes()
             .fold(offset, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
     };
-    format!(
-        "#{}:{:016x}{:016x}",
-        canon.len(),
-        h(0xcbf2_9ce4_8422_2325),
-        h(0x84222325_cbf29ce4)
-    )
+    ((h(0xcbf2_9ce4_8422_2325) as u128) << 64) | h(0x8422_2325_cbf2_9ce4) as u128
 }
 
 /// FNV-1a over `text`: stable across runs, for digests that are only compared.

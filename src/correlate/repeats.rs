@@ -113,9 +113,9 @@ fn explanation(prev: &Call, later: &Call) -> Option<(RetryOrigin, String)> {
 pub fn run(out: &mut Analysis, annotations: &HashMap<String, Annotations>) {
     // Group by borrowed keys, then let the map go before the calls are updated.
     let groups: Vec<Vec<usize>> = {
-        let mut map: HashMap<(&str, Option<&str>, &str), Vec<usize>> = HashMap::new();
+        let mut map: HashMap<(&str, Option<&str>, u128), Vec<usize>> = HashMap::new();
         for (i, c) in out.calls.iter().enumerate() {
-            map.entry((&*c.endpoint, c.tool.as_deref(), c.arguments.as_str()))
+            map.entry((&*c.endpoint, c.tool.as_deref(), c.arguments))
                 .or_default()
                 .push(i);
         }

@@ -358,7 +358,6 @@ impl Known<'_> {
                 self.arc(&mut c.scope);
                 self.arc(&mut c.endpoint);
                 self.arc_option(&mut c.tool);
-                self.string(&mut c.arguments);
                 self.arc_option(&mut c.protocol_version);
                 self.arc_option(&mut c.client);
                 self.arc_option(&mut c.server);
