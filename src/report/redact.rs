@@ -262,40 +262,27 @@ struct Known<'a> {
 impl Known<'_> {
     fn string(&self, s: &mut String) {
         if !self.simple.is_empty() {
+            // One pass over the id-shaped words; a copy is made only on a hit.
             let b = s.as_bytes();
-            let mut hit = false;
-            let mut i = 0;
+            let mut out: Option<String> = None;
+            let (mut i, mut copied) = (0, 0);
             while i < b.len() {
                 if !is_id_char(b[i]) {
                     i += 1;
                     continue;
                 }
                 let len = id_len(b, i);
-                if self.simple.contains_key(&s[i..i + len]) {
-                    hit = true;
-                    break;
+                if let Some(h) = self.simple.get(&s[i..i + len]) {
+                    let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+                    o.push_str(&s[copied..i]);
+                    o.push_str(h);
+                    copied = i + len;
                 }
                 i += len;
             }
-            if hit {
-                let mut out = String::with_capacity(s.len());
-                let mut i = 0;
-                let mut copied = 0;
-                while i < b.len() {
-                    if !is_id_char(b[i]) {
-                        i += 1;
-                        continue;
-                    }
-                    let len = id_len(b, i);
-                    if let Some(h) = self.simple.get(&s[i..i + len]) {
-                        out.push_str(&s[copied..i]);
-                        out.push_str(h);
-                        copied = i + len;
-                    }
-                    i += len;
-                }
-                out.push_str(&s[copied..]);
-                *s = out;
+            if let Some(mut o) = out {
+                o.push_str(&s[copied..]);
+                *s = o;
             }
         }
         for (id, hashed) in &self.complex {
