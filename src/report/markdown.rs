@@ -281,8 +281,16 @@ fn write_inputs(report: &Report, w: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     writeln!(w)?;
-    for (path, why) in &report.skipped {
+    for (path, why) in report.skipped.iter().take(10) {
         writeln!(w, "Skipped {}: {}", code(path), escape(why))?;
+        writeln!(w)?;
+    }
+    if report.skipped.len() > 10 {
+        writeln!(
+            w,
+            "Skipped {} more files that are no input (all are listed with `--format jsonl`).",
+            report.skipped.len() - 10
+        )?;
         writeln!(w)?;
     }
     Ok(())

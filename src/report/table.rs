@@ -180,11 +180,20 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         }
         writeln!(w)?;
     }
-    for (path, why) in &report.skipped {
+    // A log directory can hold many files that are no input: name a few, count the rest.
+    const SKIPPED_SHOWN: usize = 10;
+    for (path, why) in report.skipped.iter().take(SKIPPED_SHOWN) {
         writeln!(
             w,
             "skipped {}: {why}",
             place(path, &crate::model::Locator::Input)
+        )?;
+    }
+    if report.skipped.len() > SKIPPED_SHOWN {
+        writeln!(
+            w,
+            "skipped {} more files that are no input (all are listed with --format jsonl)",
+            report.skipped.len() - SKIPPED_SHOWN
         )?;
     }
     if !report.filters.is_empty() {
