@@ -97,8 +97,16 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 format!(": {}", counts.join(", "))
             }
         )?;
-        for p in &a.notices {
+        // A capture beside busy HTTPS traffic has a note per flow: show a few.
+        for p in a.notices.iter().take(5) {
             writeln!(w, "  note at {}: {}", p.locator, p.message)?;
+        }
+        if a.notices.len() > 5 {
+            writeln!(
+                w,
+                "  {} more notes (all are listed with --format jsonl)",
+                a.notices.len() - 5
+            )?;
         }
         for p in &a.problems {
             writeln!(w, "  problem at {}: {}", p.locator, p.message)?;
