@@ -235,6 +235,9 @@ pub struct Correlator {
     requests: HashMap<String, HashMap<Id, http::SeenRequest>>,
     /// Scopes whose session ended with a 404.
     expired_scopes: HashSet<String>,
+    /// Problems and notices past `MAX_LISTED`, counted.
+    unlisted_problems: u64,
+    unlisted_notices: u64,
     /// `initialize`s seen per session-less endpoint scope (`http:HOST`).
     sessionless_inits: HashMap<String, u32>,
     /// One shared copy of each string many calls repeat (scopes, tools, versions).
@@ -252,11 +255,20 @@ impl Sink for Correlator {
     }
 
     fn problem(&mut self, p: Problem) {
-        self.out.problems.push(p);
+        // Bounded: a file of garbage lines must not keep a message per line.
+        if self.out.problems.len() < MAX_LISTED {
+            self.out.problems.push(p);
+        } else {
+            self.unlisted_problems += 1;
+        }
     }
 
     fn notice(&mut self, p: Problem) {
-        self.out.notices.push(p);
+        if self.out.notices.len() < MAX_LISTED {
+            self.out.notices.push(p);
+        } else {
+            self.unlisted_notices += 1;
+        }
     }
 }
 
@@ -277,6 +289,9 @@ pub(crate) fn fnv64(text: &str) -> u64 {
         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
     })
 }
+
+/// Most problems (and notices) listed per input; the rest are counted.
+const MAX_LISTED: usize = 1000;
 
 /// A stable 8-hex-digit hash, so a session can be followed without printing its id.
 pub fn short_hash(text: &str) -> String {
@@ -524,6 +539,24 @@ impl Correlator {
     /// Ends the input: closes what is still open and runs the cross-call rules.
     pub fn finish(mut self) -> Analysis {
         self.flush_stdio_pending(End::CaptureEnded);
+        if self.unlisted_problems > 0 {
+            self.out.problems.push(Problem {
+                locator: Locator::Input,
+                message: format!(
+                    "{} more problems in this input were not listed one by one",
+                    self.unlisted_problems
+                ),
+            });
+        }
+        if self.unlisted_notices > 0 {
+            self.out.notices.push(Problem {
+                locator: Locator::Input,
+                message: format!(
+                    "{} more notes were not listed one by one",
+                    self.unlisted_notices
+                ),
+            });
+        }
         self.finish_legacy();
         for c in &mut self.out.calls {
             if c.verdict.outcome.is_non_terminal() && self.expired_scopes.contains(&*c.scope) {
