@@ -717,3 +717,28 @@ fn damaged_and_oversized_archives_are_named_errors() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("cap"), "{}", stderr(&out));
 }
+
+#[test]
+fn a_file_of_garbage_lines_lists_a_thousand_problems_and_counts_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("garbage.jsonl");
+    let mut text = String::from(
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"t\"}}\n",
+    );
+    for i in 0..1_500 {
+        text.push_str(&format!("garbage {i}\n"));
+    }
+    std::fs::write(&path, text).unwrap();
+    let out = analyze(&[path.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let records = jsonl(&out);
+    let problems = records[0]["problems"].as_array().unwrap();
+    assert_eq!(problems.len(), 1_001);
+    assert_eq!(problems[0]["location"]["line"], 2);
+    assert_eq!(
+        problems[1_000]["message"],
+        "500 more problems in this input were not listed one by one"
+    );
+    // The one call is still analysed.
+    assert_eq!(records.iter().filter(|r| r["type"] == "call").count(), 1);
+}
