@@ -5,7 +5,7 @@
 
 use crate::config::Config;
 use crate::correlate::{Analysis, Correlator};
-use crate::ingest::{self, Format, IngestError, Opened, Sniffed};
+use crate::ingest::{self, Format, IngestError, Opened};
 use rayon::prelude::*;
 use std::fs::File;
 use std::io::{self, Read};
@@ -344,9 +344,4 @@ pub fn analyse_reader(
     let mut sink = Correlator::new();
     let format = ingest::ingest(reader, &config.limits, &mut sink)?;
     Ok((format, sink.finish()))
-}
-
-/// Re-exported so callers can sniff without reading.
-pub fn sniff(head: &[u8]) -> Sniffed {
-    ingest::sniff(head)
 }

@@ -432,3 +432,24 @@ fn stdio_reply_and_missing_reply() {
     let v = classify(&req, &[empty], Options::default());
     assert_verdict(&v, Outcome::NoResponse, Layer::Transport);
 }
+
+#[test]
+fn deeply_nested_results_are_judged_without_recursion() {
+    let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+    let v = classify_http(&exchange(
+        200,
+        "application/json",
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"result":{deep}}}"#),
+        End::Complete,
+    ))
+    .unwrap();
+    assert_verdict(&v, Outcome::InvalidToolResult, Layer::Protocol);
+    let v = classify_http(&exchange(
+        200,
+        "application/json",
+        &format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{deep}]}}}}"#),
+        End::Complete,
+    ))
+    .unwrap();
+    assert_verdict(&v, Outcome::ToolSuccess, Layer::Application);
+}

@@ -115,9 +115,6 @@ fn is_2026(version: Option<&str>) -> bool {
 
 impl Correlator {
     pub(super) fn http(&mut self, locator: &Locator, x: HttpExchange) {
-        if x.request.ts.is_some() {
-            self.last_ts = x.request.ts;
-        }
         let req_items = jsonrpc::decode_request(&x.request.body);
         let resp_items: Vec<Item> = x
             .response

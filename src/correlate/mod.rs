@@ -227,7 +227,6 @@ pub struct Correlator {
     stdio_server_pending: HashMap<Id, ()>,
     stdio_answered: HashMap<Id, Locator>,
     stdio_process: u32,
-    last_ts: Option<Timestamp>,
     /// HTTP calls still waiting for a resumption or the legacy stream.
     open: Vec<http::Open>,
     legacy_streams: Vec<http::LegacyStream>,

@@ -10,9 +10,6 @@ use crate::model::{Direction, End, FindingKind, Locator, Severity, StdioMessage}
 
 impl Correlator {
     pub(super) fn stdio(&mut self, locator: &Locator, m: StdioMessage) {
-        if m.ts.is_some() {
-            self.last_ts = m.ts;
-        }
         let scope = format!("stdio:{}", self.stdio_process.max(1));
         let items = jsonrpc::decode_text(&m.json, Place::Body, None, m.ts);
         for item in items {
