@@ -89,6 +89,28 @@ struct Pending {
     ended_by_event: bool,
 }
 
+impl Pending {
+    /// A call seen at `line` with no result yet; readers fill in what their log has.
+    fn new(source: &'static str, call_id: &str, line: u64) -> Pending {
+        Pending {
+            call: ClientCall {
+                source,
+                call_id: call_id.to_owned(),
+                session: None,
+                server: None,
+                tool: String::new(),
+                arguments: None,
+                result: ClientResult::Missing,
+                started: None,
+                ended: None,
+                jsonrpc_code: None,
+            },
+            line,
+            ended_by_event: false,
+        }
+    }
+}
+
 /// State across the lines of one input.
 #[derive(Debug, Default)]
 pub struct ClientLogs {
@@ -140,30 +162,18 @@ impl ClientLogs {
                         continue;
                     };
                     self.claude_order.push(id.to_owned());
-                    self.claude.insert(
-                        id.to_owned(),
-                        Pending {
-                            call: ClientCall {
-                                source: "claude-code",
-                                call_id: id.to_owned(),
-                                session: session.clone(),
-                                server: Some(server),
-                                tool,
-                                arguments: Some(
-                                    block
-                                        .get("input")
-                                        .map(Value::to_string)
-                                        .unwrap_or_else(|| "{}".into()),
-                                ),
-                                result: ClientResult::Missing,
-                                started: ts,
-                                ended: None,
-                                jsonrpc_code: None,
-                            },
-                            line,
-                            ended_by_event: false,
-                        },
+                    let mut p = Pending::new("claude-code", id, line);
+                    p.call.session = session.clone();
+                    p.call.server = Some(server);
+                    p.call.tool = tool;
+                    p.call.arguments = Some(
+                        block
+                            .get("input")
+                            .map(Value::to_string)
+                            .unwrap_or_else(|| "{}".into()),
                     );
+                    p.call.started = ts;
+                    self.claude.insert(id.to_owned(), p);
                 }
                 Some("tool_result") => {
                     let Some(id) = block.get("tool_use_id").and_then(Value::as_str) else {
@@ -218,25 +228,13 @@ impl ClientLogs {
                     other => other.to_string(),
                 });
                 self.codex_order.push(id.to_owned());
-                self.codex.insert(
-                    id.to_owned(),
-                    Pending {
-                        call: ClientCall {
-                            source: "codex",
-                            call_id: id.to_owned(),
-                            session: self.codex_session.clone(),
-                            server: (!server.is_empty()).then_some(server),
-                            tool,
-                            arguments: Some(args.unwrap_or_else(|| "{}".into())),
-                            result: ClientResult::Missing,
-                            started: ts,
-                            ended: None,
-                            jsonrpc_code: None,
-                        },
-                        line,
-                        ended_by_event: false,
-                    },
-                );
+                let mut p = Pending::new("codex", id, line);
+                p.call.session = self.codex_session.clone();
+                p.call.server = (!server.is_empty()).then_some(server);
+                p.call.tool = tool;
+                p.call.arguments = Some(args.unwrap_or_else(|| "{}".into()));
+                p.call.started = ts;
+                self.codex.insert(id.to_owned(), p);
             }
             ("response_item", "function_call_output") => {
                 let Some(id) = payload.get("call_id").and_then(Value::as_str) else {
@@ -298,22 +296,10 @@ impl ClientLogs {
                 if !self.codex.contains_key(id) {
                     self.codex_order.push(id.to_owned());
                 }
-                let p = self.codex.entry(id.to_owned()).or_insert_with(|| Pending {
-                    call: ClientCall {
-                        source: "codex",
-                        call_id: id.to_owned(),
-                        session: None,
-                        server: None,
-                        tool: String::new(),
-                        arguments: None,
-                        result: ClientResult::Missing,
-                        started: None,
-                        ended: None,
-                        jsonrpc_code: None,
-                    },
-                    line,
-                    ended_by_event: false,
-                });
+                let p = self
+                    .codex
+                    .entry(id.to_owned())
+                    .or_insert_with(|| Pending::new("codex", id, line));
                 p.ended_by_event = true;
                 p.call.session = p.call.session.take().or_else(|| self.codex_session.clone());
                 p.call.server = server.or(p.call.server.take());
