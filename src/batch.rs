@@ -199,10 +199,10 @@ pub fn analyse_named(
     let opened = guarded(|| ingest::open(reader, &config.limits));
     match opened {
         Err(bug) => vec![Ok(error_report(path, bug))],
-        Ok(Err(e)) => vec![judged(path, Err(e), walked, config)],
+        Ok(Err(e)) => vec![judged(path, Err(e), walked)],
         Ok(Ok(Opened::Stream(r))) => {
             vec![
-                guarded(|| judged(path.clone(), analyse_reader(r, config), walked, config))
+                guarded(|| judged(path.clone(), analyse_opened(r, config), walked))
                     .unwrap_or_else(|bug| Ok(error_report(path, bug))),
             ]
         }
@@ -236,12 +236,7 @@ fn error_report(path: String, error: String) -> InputReport {
 
 /// A report from what reading one input gave; `walked` inputs that are no input
 /// at all (empty, binary, unrecognised) are skipped instead of being errors.
-fn judged(
-    path: String,
-    result: Result<(Format, Analysis), IngestError>,
-    walked: bool,
-    config: &Config,
-) -> Analysed {
+fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked: bool) -> Analysed {
     match result {
         Ok((format, analysis)) => Ok(InputReport {
             path,
@@ -259,12 +254,6 @@ fn judged(
             {
                 return Err((path, e.to_string()));
             }
-            let e = match e {
-                IngestError::Io(io) if io.kind() == io::ErrorKind::FileTooLarge => {
-                    IngestError::DecompressCap(config.limits.max_decompressed_bytes)
-                }
-                other => other,
-            };
             Ok(error_report(path, e.to_string()))
         }
     }
@@ -299,12 +288,16 @@ fn archive_members(
         let entry = match entry {
             Ok(e) => e,
             Err(e) => {
-                out.push(Ok(error_report(
-                    path.to_owned(),
-                    format!(
+                let why = match e.kind() {
+                    io::ErrorKind::FileTooLarge => format!(
+                        "{} after {n} members; the rest were not read",
+                        IngestError::DecompressCap(config.limits.max_decompressed_bytes)
+                    ),
+                    _ => format!(
                         "the archive is damaged after {n} members ({e}); the rest were not read"
                     ),
-                )));
+                };
+                out.push(Ok(error_report(path.to_owned(), why)));
                 break;
             }
         };
@@ -319,8 +312,7 @@ fn archive_members(
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| format!("member {n}"));
         let member = format!("{path}!/{name}");
-        let result =
-            guarded(|| judged(member.clone(), analyse_reader(entry, config), true, config));
+        let result = guarded(|| judged(member.clone(), analyse_reader(entry, config), true));
         out.push(result.unwrap_or_else(|bug| Ok(error_report(member, bug))));
     }
     out
@@ -334,6 +326,16 @@ pub fn analyse_input(input: &Input, config: &Config) -> Result<(Format, Analysis
         Input::Stdin => Box::new(io::stdin().lock()),
     };
     analyse_reader(reader, config)
+}
+
+/// Analyses a stream `ingest::open` already decompressed (no second sniff for gzip).
+fn analyse_opened(
+    reader: Box<dyn io::BufRead + '_>,
+    config: &Config,
+) -> Result<(Format, Analysis), IngestError> {
+    let mut sink = Correlator::new();
+    let format = ingest::read_stream(reader, &config.limits, &mut sink)?;
+    Ok((format, sink.finish()))
 }
 
 /// Analyses one input from any reader.

@@ -715,7 +715,12 @@ fn damaged_and_oversized_archives_are_named_errors() {
         "2048",
     ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("cap"), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("expands past the 2048-byte cap (raise --max-decompressed-bytes to read it)"),
+        "{err}"
+    );
+    assert!(!err.contains("damaged"), "a cap is no damage: {err}");
 }
 
 #[test]

@@ -135,6 +135,10 @@ pub fn is_tar(head: &[u8]) -> bool {
 /// from a single stream, so the batch can read each member of an archive as an
 /// input of its own.
 pub fn open<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
+    open_inner(reader, limits).map_err(|e| cap_error(e, limits))
+}
+
+fn open_inner<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
     let mut reader: Box<dyn BufRead + 'a> = Box::new(BufReader::with_capacity(256 << 10, reader));
     for _ in 0..3 {
         let head = fill_head_of(&mut reader)?;
@@ -169,36 +173,45 @@ pub fn ingest(
     limits: &Limits,
     sink: &mut dyn Sink,
 ) -> Result<Format, IngestError> {
-    ingest_level(Box::new(reader), limits, sink, 0)
+    match open(Box::new(reader), limits)? {
+        Opened::Stream(r) => read_stream(r, limits, sink),
+        Opened::Tar(_) => Err(IngestError::Unrecognised(
+            "a tar archive; name it as an input of `mcpsift analyze`, which reads every member"
+                .to_owned(),
+        )),
+    }
 }
 
-fn ingest_level(
-    reader: Box<dyn Read + '_>,
+/// The decompression cap surfaces as an I/O error deep in a reader; say what it is.
+fn cap_error(e: IngestError, limits: &Limits) -> IngestError {
+    match e {
+        IngestError::Io(io) if io.kind() == io::ErrorKind::FileTooLarge => {
+            IngestError::DecompressCap(limits.max_decompressed_bytes)
+        }
+        other => other,
+    }
+}
+
+/// Reads one stream that `open` already decompressed, by the format its first
+/// bytes show.
+pub fn read_stream(
+    reader: Box<dyn BufRead + '_>,
     limits: &Limits,
     sink: &mut dyn Sink,
-    depth: u32,
 ) -> Result<Format, IngestError> {
-    let mut reader = BufReader::with_capacity(256 << 10, reader);
-    let head = fill_head(&mut reader)?;
+    read_sniffed(reader, limits, sink).map_err(|e| cap_error(e, limits))
+}
+
+fn read_sniffed(
+    mut reader: Box<dyn BufRead + '_>,
+    limits: &Limits,
+    sink: &mut dyn Sink,
+) -> Result<Format, IngestError> {
+    let head = fill_head_of(&mut reader)?;
     match sniff(&head) {
         Sniffed::Empty => Err(IngestError::Empty),
-        Sniffed::Gzip => {
-            if depth >= 2 {
-                return Err(IngestError::TooDeep(depth));
-            }
-            let cap = limits.max_decompressed_bytes;
-            let dec = CappedReader {
-                inner: flate2::bufread::MultiGzDecoder::new(reader),
-                left: cap,
-                cap,
-            };
-            ingest_level(Box::new(dec), limits, sink, depth + 1).map_err(|e| match e {
-                IngestError::Io(io) if io.kind() == io::ErrorKind::FileTooLarge => {
-                    IngestError::DecompressCap(cap)
-                }
-                other => other,
-            })
-        }
+        // `open` undid three levels of gzip already; a fourth is refused.
+        Sniffed::Gzip => Err(IngestError::TooDeep(3)),
         Sniffed::Pcap => {
             pcap::read(reader, false, limits, sink)?;
             Ok(Format::Pcap)
@@ -226,13 +239,6 @@ fn ingest_level(
         Sniffed::Binary(first) => Err(IngestError::Binary(first)),
         Sniffed::Text(what) => Err(IngestError::Unrecognised(what)),
     }
-}
-
-/// Fills the reader's buffer with the input's first bytes without consuming them.
-fn fill_head(reader: &mut BufReader<Box<dyn Read + '_>>) -> io::Result<Vec<u8>> {
-    // One fill_buf may return little (a pipe); a few are enough for sniffing.
-    let buf = reader.fill_buf()?;
-    Ok(buf[..buf.len().min(8192)].to_vec())
 }
 
 /// What the first bytes say.
