@@ -130,7 +130,11 @@ impl Correlator {
                     m.kind() == Kind::Request && m.method().as_deref() == Some("initialize")
                 })
             });
-            let n = self.sessionless_inits.entry(scope.clone()).or_insert(0);
+            // Looked up before inserting: this runs for every exchange.
+            let n = match self.sessionless_inits.get_mut(&scope) {
+                Some(n) => n,
+                None => self.sessionless_inits.entry(scope.clone()).or_insert(0),
+            };
             if initializes {
                 *n += 1;
             }
