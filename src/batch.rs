@@ -333,7 +333,7 @@ fn analyse_opened(
     reader: Box<dyn io::BufRead + '_>,
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
-    let mut sink = Correlator::new();
+    let mut sink = Correlator::with_windows(config.windows);
     let format = ingest::read_stream(reader, &config.limits, &mut sink)?;
     Ok((format, sink.finish()))
 }
@@ -343,7 +343,7 @@ pub fn analyse_reader(
     reader: impl Read,
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
-    let mut sink = Correlator::new();
+    let mut sink = Correlator::with_windows(config.windows);
     let format = ingest::ingest(reader, &config.limits, &mut sink)?;
     Ok((format, sink.finish()))
 }

@@ -22,10 +22,76 @@ impl Default for Limits {
     }
 }
 
+/// How close a re-send must follow the earlier attempt to be a retry candidate
+/// rather than a re-invocation (`docs/findings.md`, "What a repeat is").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RetryWindows {
+    /// After an attempt that failed or never ended: a re-send within this long of
+    /// its end (plus any `Retry-After` or SSE `retry` it asked for) is a retry.
+    pub retry_ms: u64,
+    /// An identical request this soon after the previous one ended, with no other
+    /// call of the scope in between, is a double dispatch.
+    pub double_dispatch_ms: u64,
+    /// How long a client waits for a call that never ended, unless a cancellation
+    /// in the input shows its real timeout.
+    pub client_timeout_ms: u64,
+    /// Client logs record the agent's choices: only a re-issue this soon after a
+    /// failure counts as a retry.
+    pub client_log_ms: u64,
+}
+
+impl Default for RetryWindows {
+    fn default() -> Self {
+        // The TypeScript SDK's default request timeout is 60 s, and both official
+        // SDKs reconnect within about 1-30 s (1 s, x1.5 backoff, two attempts).
+        RetryWindows {
+            retry_ms: 60_000,
+            double_dispatch_ms: 1_000,
+            client_timeout_ms: 60_000,
+            client_log_ms: 10_000,
+        }
+    }
+}
+
 /// Everything one analysis run needs besides its inputs.
 #[derive(Debug, Clone, Default)]
 pub struct Config {
     pub limits: Limits,
+    pub windows: RetryWindows,
     /// Worker threads; 0 lets rayon decide.
     pub threads: usize,
+}
+
+/// A duration as a person writes it (`500ms`, `30s`, `2m`, `1h`; a bare number is
+/// seconds), in milliseconds.
+pub fn parse_duration_ms(text: &str) -> Option<u64> {
+    let t = text.trim();
+    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let n: f64 = num.parse().ok()?;
+    let ms = match unit.trim() {
+        "ms" => n,
+        "" | "s" => n * 1e3,
+        "m" | "min" => n * 60e3,
+        "h" => n * 3600e3,
+        _ => return None,
+    };
+    (ms.is_finite() && ms >= 0.0 && ms < 1e15).then(|| ms.round() as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_duration_ms;
+
+    #[test]
+    fn durations_parse_in_the_units_people_write() {
+        assert_eq!(parse_duration_ms("500ms"), Some(500));
+        assert_eq!(parse_duration_ms("30s"), Some(30_000));
+        assert_eq!(parse_duration_ms("1.5s"), Some(1_500));
+        assert_eq!(parse_duration_ms("2m"), Some(120_000));
+        assert_eq!(parse_duration_ms("45"), Some(45_000));
+        assert_eq!(parse_duration_ms("soon"), None);
+        assert_eq!(parse_duration_ms("5 parsecs"), None);
+        assert_eq!(parse_duration_ms(""), None);
+    }
 }

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use mcpsift::batch::{self, Input};
-use mcpsift::config::{Config, Limits};
+use mcpsift::config::{RetryWindows, Config, Limits};
 use mcpsift::explain;
 use mcpsift::model::{FindingKind, Outcome};
 use mcpsift::report::{
@@ -104,6 +104,27 @@ struct AnalyzeArgs {
     /// Most bytes a compressed input may expand to.
     #[arg(long, default_value_t = Limits::default().max_decompressed_bytes)]
     max_decompressed_bytes: u64,
+    /// A re-send this soon after an attempt that failed or never ended is a retry
+    /// (plus any Retry-After or SSE retry it asked for); later it is a re-invocation.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    retry_window: u64,
+    /// An identical request this soon after the previous one, with no other call in
+    /// between, is a double dispatch.
+    #[arg(long, value_name = "DURATION", default_value = "1s", value_parser = parse_duration)]
+    double_dispatch_window: u64,
+    /// How long a client is taken to wait for a call that never ended, unless a
+    /// cancellation in the input shows its real timeout.
+    #[arg(long, value_name = "DURATION", default_value = "60s", value_parser = parse_duration)]
+    client_timeout: u64,
+    /// In client logs, a re-issue this soon after a failure is a retry; any other
+    /// repeat is the agent's choice.
+    #[arg(long, value_name = "DURATION", default_value = "10s", value_parser = parse_duration)]
+    client_log_retry_window: u64,
+}
+
+fn parse_duration(s: &str) -> Result<u64, String> {
+    mcpsift::config::parse_duration_ms(s)
+        .ok_or_else(|| format!("expected a duration such as 500ms, 30s or 2m, not {s:?}"))
 }
 
 fn parse_outcome(s: &str) -> Result<Outcome, String> {
@@ -200,6 +221,12 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             ..Limits::default()
         },
         threads: args.threads,
+        windows: RetryWindows {
+            retry_ms: args.retry_window,
+            double_dispatch_ms: args.double_dispatch_window,
+            client_timeout_ms: args.client_timeout,
+            client_log_ms: args.client_log_retry_window,
+        },
     };
     let inputs: Vec<Input> = args
         .paths

@@ -108,9 +108,11 @@ fn claude_code_session() {
             f("NON_TERMINAL", &["toolu_04"]),
             f("NON_TERMINAL", &["toolu_07"]),
             f("SUSPICIOUS_SUCCESS", &["toolu_05"]),
-            f("UNEXPLAINED_REPEAT", &["toolu_01", "toolu_05"]),
         ]
     );
+    // The agent reading the same note again later is its choice, not a retry.
+    let again = r.iter().find(|x| x["id"] == "toolu_05").unwrap();
+    assert_eq!(again["retry_origin"], "reinvocation");
 }
 
 #[test]
@@ -132,9 +134,10 @@ fn codex_rollout() {
     );
     let http = r.iter().find(|x| x["id"] == "call_9x").unwrap();
     assert_eq!(http["http_statuses"], serde_json::json!([503]));
-    // The re-send after the 503 is explained by the refusal, on client-log evidence.
+    // 78 s after the 503, with another call in between: in a client log that is the
+    // agent calling again, a re-invocation, not a retry.
     let again = r.iter().find(|x| x["id"] == "call_5").unwrap();
-    assert_eq!(again["retry_origin"], "after_refusal");
+    assert_eq!(again["retry_origin"], "reinvocation");
     assert_eq!(again["post_count"], 2);
     assert_eq!(again["server"], "kitchen");
     assert_eq!(findings(&r), [f("NON_TERMINAL", &["call_4"])]);
@@ -160,13 +163,9 @@ fn vscode_output_channel() {
             t("8", "slow", "NO_RESPONSE"),
         ]
     );
-    assert_eq!(
-        findings(&r),
-        [
-            f("NON_TERMINAL", &["8"]),
-            f("UNEXPLAINED_REPEAT", &["2", "6"])
-        ]
-    );
+    assert_eq!(findings(&r), [f("NON_TERMINAL", &["8"])]);
+    let again = r.iter().find(|x| x["id"] == 6).unwrap();
+    assert_eq!(again["retry_origin"], "reinvocation");
 }
 
 #[test]

@@ -8,10 +8,11 @@
 //! its legs are kept so a later resumption or the legacy stream can complete it, and it
 //! is classified again with every leg. Only open calls keep bodies.
 
-use super::{Correlator, Finding, RetryOrigin, Transport};
+use super::observe::{Observation, Stray};
+use super::{Correlator, RetryOrigin, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::jsonrpc::{self, Id, Item, Kind, Message};
-use crate::model::{Body, End, FindingKind, HttpExchange, Locator, Outcome, Severity, Timestamp};
+use crate::model::{Body, End, HttpExchange, Locator, Outcome, Timestamp};
 use std::collections::{HashMap, HashSet};
 
 /// Most cut streams kept waiting for a resumption at once (each keeps its events).
@@ -328,7 +329,7 @@ impl Correlator {
         }
     }
 
-    fn check_id_reuse(
+    pub(super) fn check_id_reuse(
         &mut self,
         scope: &str,
         m: &Message,
@@ -352,23 +353,18 @@ impl Correlator {
             let mrtr =
                 params.get("inputResponses").is_some() || params.get("requestState").is_some();
             // Repeats of the same call are judged by the repeat rules; MRTR by its own.
-            let violation = !same_call && !mrtr && (!is_2026(version.as_deref()) || !prev.answered);
-            if violation {
-                let detail = if is_2026(version.as_deref()) {
-                    format!("request id {id} ({method}) was reused while the earlier {} with that id was still in flight", prev.method)
-                } else {
-                    format!("request id {id} ({method}) was already used in this session by {}; ids must not be reused within a session", prev.method)
-                };
-                self.out.findings.push(Finding {
-                    kind: FindingKind::IdReused,
-                    severity: Severity::Medium,
-                    scope: scope.to_owned(),
-                    ids: vec![id.clone()],
-                    calls: vec![],
-                    locators: vec![locator.clone()],
-                    detail,
-                });
-            }
+            let obs = Observation::IdReuse {
+                scope: scope.to_owned(),
+                id: id.clone(),
+                method: method.into(),
+                earlier: prev.method.clone(),
+                same_call,
+                in_flight: !prev.answered,
+                modern: is_2026(version.as_deref()),
+                mrtr,
+                locator: locator.clone(),
+            };
+            self.observations.push(obs);
         }
         seen.insert(
             id,
@@ -430,22 +426,18 @@ impl Correlator {
                 .open
                 .iter()
                 .position(|o| !o.legacy && o.scope == scope && o.request.id.as_ref() == Some(&id));
-            let detail = if x.request.headers.get("last-event-id").is_some() {
-                format!("a resumed GET stream carried a response for id {id}, which belongs to no stream it could resume")
+            let context = if x.request.headers.get("last-event-id").is_some() {
+                Stray::ResumedGet
             } else {
-                format!("a GET stream that resumes nothing carried a response for id {id}; responses belong on the request's own stream")
+                Stray::PlainGet
             };
-            self.out.findings.push(Finding {
-                kind: FindingKind::IdMismatch,
-                severity: Severity::Medium,
+            self.observations.push(Observation::StrayResponse {
                 scope: scope.to_owned(),
-                ids: vec![id.clone()],
-                calls: open
-                    .map(|i| self.out.calls[self.open[i].call].seq)
-                    .into_iter()
-                    .collect(),
-                locators: vec![locator.clone()],
-                detail,
+                id: id.clone(),
+                request: None,
+                call: open.map(|i| self.out.calls[self.open[i].call].seq),
+                locator: locator.clone(),
+                context,
             });
             if let Some(i) = open {
                 let only: Vec<Item> = vec![item.clone()];
@@ -531,17 +523,15 @@ impl Correlator {
         let waited = ended.millis_until(again);
         if waited < asked as i64 {
             let call = &self.out.calls[open.call];
-            self.out.findings.push(Finding {
-                kind: FindingKind::RetryTooSoon,
-                severity: Severity::Low,
+            let obs = Observation::Reconnect {
                 scope: open.scope.clone(),
-                ids: vec![call.id.clone()],
-                calls: vec![call.seq],
+                call: call.seq,
+                id: call.id.clone(),
                 locators: vec![call.locator.clone(), locator.clone()],
-                detail: format!(
-                    "the client reconnected {waited} ms after the stream closed, but its SSE retry asked for {asked} ms"
-                ),
-            });
+                waited_ms: waited,
+                asked_ms: asked,
+            };
+            self.observations.push(obs);
         }
     }
 
@@ -635,14 +625,13 @@ impl Correlator {
                     .get(&s.scope)
                     .is_some_and(|m| m.contains_key(&id));
                 if !known {
-                    self.out.findings.push(Finding {
-                        kind: FindingKind::IdMismatch,
-                        severity: Severity::Medium,
+                    self.observations.push(Observation::StrayResponse {
                         scope: s.scope.clone(),
-                        ids: vec![id.clone()],
-                        calls: vec![],
-                        locators: vec![s.locator.clone()],
-                        detail: format!("the legacy SSE stream carried a response for id {id}, which answers no request of its session"),
+                        id,
+                        request: None,
+                        call: None,
+                        locator: s.locator.clone(),
+                        context: Stray::Legacy,
                     });
                 }
             }

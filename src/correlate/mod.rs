@@ -4,17 +4,22 @@
 //! (`design.md` §3, `reference/mcp-wire.md` §7). It keeps compact per-call records,
 //! not bodies, so memory follows the number of calls, not the input size.
 
+pub mod attempts;
 mod client_log;
+pub mod execution;
 mod http;
-mod repeats;
+pub mod observe;
+pub mod rules;
 mod stdio;
 pub mod timeline;
 
 use crate::classify::Verdict;
+use crate::config::RetryWindows;
 use crate::ingest::{Problem, Sink};
 use crate::jsonrpc::{canonical_json, Id, Item, Message};
 use crate::model::{End, Exchange, FindingKind, Locator, Outcome, Payload, Severity, Timestamp};
 use serde_json::Value;
+use observe::{Observation, Stray};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -37,6 +42,9 @@ pub enum RetryOrigin {
     AfterFailure,
     /// Re-sent with nothing to explain it.
     Unexplained,
+    /// The same call made again later, after a terminal result and other activity:
+    /// a new intent, not a retry (counted, never a finding).
+    Reinvocation,
 }
 
 impl RetryOrigin {
@@ -49,6 +57,7 @@ impl RetryOrigin {
             RetryOrigin::Protocol => "protocol",
             RetryOrigin::AfterFailure => "after_failure",
             RetryOrigin::Unexplained => "unexplained",
+            RetryOrigin::Reinvocation => "reinvocation",
         }
     }
 }
@@ -212,6 +221,9 @@ struct PendingStdio {
     ts: Option<Timestamp>,
     method: String,
     call: bool,
+    /// The one reply (not JSON, or another id) that came while this call was the only
+    /// request outstanding, with the problem to report if its real response follows.
+    attributed: Option<(crate::jsonrpc::Item, Option<Problem>)>,
 }
 
 /// The correlating sink for one input.
@@ -241,6 +253,9 @@ pub struct Correlator {
     sessionless_inits: HashMap<String, u32>,
     /// One shared copy of each string many calls repeat (scopes, tools, versions).
     interned: HashSet<Arc<str>>,
+    /// What the pairers saw for the rules to judge.
+    observations: Vec<Observation>,
+    windows: RetryWindows,
 }
 
 impl Sink for Correlator {
@@ -332,6 +347,14 @@ pub(crate) fn parse_retry_after(value: &str) -> Option<u64> {
 impl Correlator {
     pub fn new() -> Correlator {
         Correlator::default()
+    }
+
+    /// A correlator that judges repeats with these windows.
+    pub fn with_windows(windows: RetryWindows) -> Correlator {
+        Correlator {
+            windows,
+            ..Correlator::default()
+        }
     }
 
     /// A shared copy of `s`: a large capture's calls repeat a handful of scopes,
@@ -454,38 +477,33 @@ impl Correlator {
                 .as_deref()
                 .filter(|t| crate::classify::reads_like_error(t))
             {
-                self.out.findings.push(Finding {
-                    kind: FindingKind::SuspiciousSuccess,
-                    severity: Severity::Low,
+                self.observations.push(Observation::ErrorText {
                     scope: scope.to_owned(),
-                    ids: vec![id.clone()],
-                    calls: vec![self.seq],
-                    locators: vec![locator.clone()],
-                    detail: format!(
-                        "{} returned isError false (or absent), but its text reads like an error: {}",
-                        m.tool_name().unwrap_or_default(),
-                        text.trim().chars().take(120).collect::<String>()
-                    ),
+                    call: self.seq,
+                    id: id.clone(),
+                    tool: m.tool_name().unwrap_or_default(),
+                    locator: locator.clone(),
+                    text: text.chars().take(200).collect(),
                 });
             }
         }
         for stray in &verdict.evidence.stray_ids {
-            self.out.findings.push(Finding {
-                kind: FindingKind::IdMismatch,
-                severity: Severity::Medium,
+            let context = if stray.differs_only_in_type(&id) {
+                Stray::TypeDrift
+            } else if stray.is_null() {
+                Stray::NullId
+            } else if transport == Transport::Stdio {
+                Stray::Attributed
+            } else {
+                Stray::OnCallStream
+            };
+            self.observations.push(Observation::StrayResponse {
                 scope: scope.to_owned(),
-                ids: vec![id.clone(), stray.clone()],
-                calls: vec![self.seq],
-                locators: vec![locator.clone()],
-                detail: if stray.differs_only_in_type(&id) {
-                    format!(
-                        "request id {id} was answered as {stray}: same value, different JSON type"
-                    )
-                } else if stray.is_null() {
-                    format!("request id {id} was answered by a response with id null")
-                } else {
-                    format!("the response stream of request {id} carried a response for id {stray}")
-                },
+                id: stray.clone(),
+                request: Some(id.clone()),
+                call: Some(self.seq),
+                locator: locator.clone(),
+                context,
             });
         }
         let scope_arc = self.intern(scope);
@@ -573,72 +591,19 @@ impl Correlator {
                 .and_then(|t| self.annotations.get(&**t))
                 .copied();
         }
-        repeats::run(&mut self.out, &self.annotations);
-        non_terminal(&mut self.out);
+        let attempts = attempts::pair(&mut self.out.calls, &self.windows);
+        let cx = rules::Context {
+            calls: &self.out.calls,
+            attempts: &attempts,
+            observations: &self.observations,
+        };
+        let findings = rules::run(&cx);
+        self.out.findings.extend(findings);
+        // In the order of the input, so a report reads like the capture; stable, so
+        // findings about one place keep the rules' order.
         self.out
-    }
-}
-
-/// NON_TERMINAL for every call without a terminal result (`design.md` §3).
-fn non_terminal(out: &mut Analysis) {
-    // The last MRTR follow-up per (scope, tool): an input_required call before it was
-    // followed up. One pass, so a hostile input of many rounds stays linear.
-    let mut last_followup: HashMap<(&str, Option<&str>), usize> = HashMap::new();
-    for c in out.calls.iter().filter(|c| c.mrtr_followup) {
-        let e = last_followup
-            .entry((&*c.scope, c.tool.as_deref()))
-            .or_insert(c.seq);
-        *e = (*e).max(c.seq);
-    }
-    let followed: Vec<bool> = out
-        .calls
-        .iter()
-        .map(|c| {
-            c.verdict.outcome == Outcome::InputRequired
-                && last_followup
-                    .get(&(&*c.scope, c.tool.as_deref()))
-                    .is_some_and(|&seq| seq > c.seq)
-        })
-        .collect();
-    for (c, followed) in out.calls.iter().zip(followed) {
-        let why = match c.verdict.outcome {
-            // A cancellation ends a call without a response; it is no server fault.
-            Outcome::StreamIncomplete | Outcome::NoResponse if c.cancelled => {
-                "cancelled by the client (not a server fault)".to_owned()
-            }
-            Outcome::StreamIncomplete | Outcome::NoResponse => c
-                .verdict
-                .evidence
-                .notes
-                .first()
-                .cloned()
-                .unwrap_or_default(),
-            Outcome::InputRequired if !followed => {
-                "input_required was never followed by an MRTR follow-up".to_owned()
-            }
-            _ => continue,
-        };
-        let severity = if c.cancelled {
-            Severity::Info
-        } else if c.verdict.outcome == Outcome::InputRequired {
-            Severity::Low
-        } else {
-            Severity::Medium
-        };
-        out.findings.push(Finding {
-            kind: FindingKind::NonTerminal,
-            severity,
-            scope: c.scope.to_string(),
-            ids: vec![c.id.clone()],
-            calls: vec![c.seq],
-            locators: vec![c.locator.clone()],
-            detail: format!(
-                "{} call {} ({}) has no terminal result: {}",
-                c.tool.as_deref().unwrap_or("?"),
-                c.id,
-                c.verdict.outcome,
-                why
-            ),
-        });
+            .findings
+            .sort_by(|a, b| a.locators.first().cmp(&b.locators.first()));
+        self.out
     }
 }

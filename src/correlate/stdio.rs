@@ -1,12 +1,15 @@
 //! stdio: messages without an HTTP layer. Client requests are paired with the
 //! server's responses by id within one process (`initialize` starts a new one);
-//! what is still open when the transcript ends never got a response.
+//! what is still open when the transcript ends never got a response. A line that is
+//! not JSON, or a response with another id, that arrives while exactly one call is
+//! outstanding is that call's answer unless its real response follows.
 
-use super::{Correlator, Finding, PendingStdio, Transport};
+use super::observe::{Observation, Stray};
+use super::{Correlator, PendingStdio, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::ingest::Problem;
 use crate::jsonrpc::{self, Decoded, Id, Item, Kind, Message, Place};
-use crate::model::{Direction, End, FindingKind, Locator, Severity, StdioMessage};
+use crate::model::{Direction, End, Locator, StdioMessage};
 
 impl Correlator {
     pub(super) fn stdio(&mut self, locator: &Locator, m: StdioMessage) {
@@ -16,10 +19,17 @@ impl Correlator {
             let msg = match &item.decoded {
                 Decoded::Message(msg) => (**msg).clone(),
                 Decoded::NotJson(e) => {
-                    self.out.problems.push(Problem {
+                    let problem = Problem {
                         locator: locator.clone(),
                         message: format!("message is not JSON: {e}"),
-                    });
+                    };
+                    let from_server = m.dir != Some(Direction::ClientToServer);
+                    match self.lone_call().filter(|_| from_server) {
+                        Some(p) if p.attributed.is_none() => {
+                            p.attributed = Some((item.clone(), Some(problem)));
+                        }
+                        _ => self.out.problems.push(problem),
+                    }
                     continue;
                 }
                 _ => continue,
@@ -36,20 +46,10 @@ impl Correlator {
                     let params = msg.params_value();
                     self.note_request_meta(&scope, &method, &params, None);
                     let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
-                    if self.stdio_pending.contains_key(&id) {
-                        self.out.findings.push(Finding {
-                            kind: FindingKind::IdReused,
-                            severity: Severity::Medium,
-                            scope: scope.clone(),
-                            ids: vec![id.clone()],
-                            calls: vec![],
-                            locators: vec![locator.clone()],
-                            detail: format!("request id {id} was sent again while the earlier request with that id was still in flight"),
-                        });
-                        // The earlier one will never be told apart: close it as unanswered.
-                        if let Some(prev) = self.stdio_pending.remove(&id) {
-                            self.finish_stdio(prev, None, End::Closed);
-                        }
+                    self.check_id_reuse(&scope, &msg, &method, &params, locator);
+                    // The earlier one will never be told apart: close it as unanswered.
+                    if let Some(prev) = self.stdio_pending.remove(&id) {
+                        self.finish_stdio(prev, None, End::Closed);
                     }
                     self.stdio_pending.insert(
                         id,
@@ -60,6 +60,7 @@ impl Correlator {
                             msg,
                             locator: locator.clone(),
                             ts: m.ts,
+                            attributed: None,
                         },
                     );
                 }
@@ -99,10 +100,17 @@ impl Correlator {
                             .cloned()
                     };
                     match key.and_then(|k| self.stdio_pending.remove(&k)) {
-                        Some(p) => {
+                        Some(mut p) => {
                             if p.method == "tools/list" {
                                 self.note_tools(&msg.result_value());
                             }
+                            if let Some(seen) = self.requests.get_mut(&scope) {
+                                if let Some(s) = p.msg.id.as_ref().and_then(|i| seen.get_mut(i)) {
+                                    s.answered = true;
+                                }
+                            }
+                            // Its real response came: what was held for it was not.
+                            self.release_attributed(&scope, &mut p);
                             let resp_item = Item {
                                 decoded: Decoded::Message(Box::new(msg)),
                                 ..item.clone()
@@ -111,20 +119,31 @@ impl Correlator {
                             self.finish_stdio(p, Some(resp_item), End::Complete);
                         }
                         None => {
-                            let detail = if self.stdio_answered.contains_key(&id) {
-                                format!("a second response for id {id}, which was already answered")
+                            let answered = self.stdio_answered.contains_key(&id);
+                            let held = if answered {
+                                None
                             } else {
-                                format!("a response with id {id} answers no outstanding request")
+                                self.lone_call().filter(|p| p.attributed.is_none())
                             };
-                            self.out.findings.push(Finding {
-                                kind: FindingKind::IdMismatch,
-                                severity: Severity::Medium,
-                                scope: scope.clone(),
-                                ids: vec![id],
-                                calls: vec![],
-                                locators: vec![locator.clone()],
-                                detail,
-                            });
+                            let held_item = Item {
+                                decoded: Decoded::Message(Box::new(msg)),
+                                ..item.clone()
+                            };
+                            match held {
+                                Some(p) => p.attributed = Some((held_item, None)),
+                                None => self.observations.push(Observation::StrayResponse {
+                                    scope: scope.clone(),
+                                    id,
+                                    request: None,
+                                    call: None,
+                                    locator: locator.clone(),
+                                    context: if answered {
+                                        Stray::AlreadyAnswered
+                                    } else {
+                                        Stray::NoOutstanding
+                                    },
+                                }),
+                            }
                         }
                     }
                 }
@@ -172,11 +191,46 @@ impl Correlator {
         }
     }
 
-    fn finish_stdio(&mut self, p: PendingStdio, reply: Option<Item>, end: End) {
+    /// The one outstanding request, when it is a `tools/call`.
+    fn lone_call(&mut self) -> Option<&mut PendingStdio> {
+        if self.stdio_pending.len() != 1 {
+            return None;
+        }
+        self.stdio_pending.values_mut().next().filter(|p| p.call)
+    }
+
+    /// A reply held for `p` that its real response showed was not its answer: a
+    /// line that is not JSON is a problem again, a response with another id a stray.
+    fn release_attributed(&mut self, scope: &str, p: &mut PendingStdio) {
+        let Some((item, problem)) = p.attributed.take() else {
+            return;
+        };
+        if let Some(problem) = problem {
+            self.out.problems.push(problem);
+        } else if let Some(m) = item.message() {
+            self.observations.push(Observation::StrayResponse {
+                scope: scope.to_owned(),
+                id: m.id.clone().unwrap_or_else(|| Id::from_raw("null")),
+                request: None,
+                call: None,
+                locator: p.locator.clone(),
+                context: Stray::NoOutstanding,
+            });
+        }
+    }
+
+    fn finish_stdio(&mut self, mut p: PendingStdio, reply: Option<Item>, end: End) {
         if !p.call {
             return;
         }
         let scope = format!("stdio:{}", self.stdio_process.max(1));
+        // With no response of its own, the one reply that came while it was alone
+        // outstanding answers it.
+        let (reply, attributed) = match (reply, p.attributed.take()) {
+            (None, Some((item, _))) if end != End::ClientClosed => (Some(item), true),
+            (reply, _) => (reply, false),
+        };
+        let end = if attributed { End::Complete } else { end };
         let ended_at = reply.as_ref().and_then(|r| r.ts);
         let leg = Leg {
             exchange: None,
@@ -184,6 +238,11 @@ impl Correlator {
             end,
         };
         let mut verdict = classify(&p.msg, &[leg], Options::default());
+        if attributed {
+            verdict.evidence.notes.push(
+                "attributed: this reply has no matching id, but it was the only one while this call was the one request outstanding".to_owned(),
+            );
+        }
         if end == End::ClientClosed {
             verdict
                 .evidence

@@ -4,23 +4,9 @@
 //! The policy is the seed article's: recovery follows the failed layer, whether a
 //! final result exists and whether replay is safe, never the status number alone.
 
+pub use crate::correlate::execution::{executed, Executed};
 use crate::correlate::{Annotations, Call, RetryOrigin};
 use crate::model::Outcome;
-
-/// Whether the tool behind a call may have run.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Executed {
-    /// It ran (a result came back).
-    Yes,
-    /// Unknown: the answer was lost after the request was delivered.
-    Maybe,
-    /// Refused before it ran, as far as the status says.
-    Unlikely,
-    /// Rejected at the protocol layer; the tool most likely did not run.
-    Rejected,
-    /// Not finished: it waits for input.
-    Pending,
-}
 
 /// The annotations in words, and whether they make a repeat safe.
 fn safety(a: Option<Annotations>) -> (bool, String) {
@@ -39,39 +25,6 @@ fn safety(a: Option<Annotations>) -> (bool, String) {
             false,
             "the tool is not annotated read-only or idempotent".to_owned(),
         ),
-    }
-}
-
-/// Whether the call's tool may have run.
-pub fn executed(c: &Call) -> Executed {
-    let status = c.verdict.evidence.http_statuses.last().copied();
-    match c.verdict.outcome {
-        Outcome::ToolSuccess | Outcome::ToolError => Executed::Yes,
-        Outcome::InputRequired => Executed::Pending,
-        Outcome::JsonrpcError => match c.verdict.evidence.jsonrpc_code {
-            // Codes a server sends before dispatching to the tool (mcp-wire §4.5):
-            // parse, invalid request, unknown method or tool, bad params, SDK
-            // "Session not found", 2026 header and version checks, URL elicitation.
-            Some(
-                -32700 | -32600 | -32601 | -32602 | -32001 | -32002 | -32020 | -32021 | -32022
-                | -32042,
-            ) => Executed::Rejected,
-            // Internal (-32603), implementation-defined and application codes can
-            // come after partial work.
-            _ => Executed::Maybe,
-        },
-        // The server answered, so the request was processed; the client cannot read
-        // whether the tool succeeded.
-        Outcome::MalformedJson | Outcome::InvalidEnvelope | Outcome::InvalidToolResult => {
-            Executed::Yes
-        }
-        Outcome::HttpError => match status {
-            Some(500 | 502 | 504) | None => Executed::Maybe,
-            Some(s) if s >= 500 && s != 503 => Executed::Maybe,
-            Some(s) if (200..300).contains(&s) => Executed::Maybe,
-            Some(_) => Executed::Unlikely,
-        },
-        Outcome::StreamIncomplete | Outcome::NoResponse => Executed::Maybe,
     }
 }
 
@@ -152,6 +105,7 @@ pub fn retry(c: &Call) -> String {
             RetryOrigin::Protocol => " (a re-send the protocol asks for)",
             RetryOrigin::AfterFailure => " (after an attempt that may have run)",
             RetryOrigin::Unexplained => " (nothing explains it)",
+            RetryOrigin::Reinvocation => " (called again later: a new invocation, not a retry)",
         };
         s.push_str(&format!(" This call was attempt {}{origin}.", c.post_count));
     }
@@ -201,6 +155,8 @@ mod tests {
             (Outcome::HttpError, Some(429), None, Unlikely),
             (Outcome::HttpError, Some(500), None, Maybe),
             (Outcome::HttpError, Some(504), None, Maybe),
+            (Outcome::HttpError, Some(501), None, Unlikely),
+            (Outcome::HttpError, Some(404), None, Unlikely),
             (Outcome::StreamIncomplete, Some(200), None, Maybe),
             (Outcome::NoResponse, None, None, Maybe),
             (Outcome::JsonrpcError, Some(200), Some(-32602), Rejected),
