@@ -51,29 +51,28 @@ pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         } else {
             Severity::Medium
         };
-        let status = prev
-            .verdict
-            .evidence
+        let ev = &prev.verdict.evidence;
+        let wire: Vec<String> = ev
             .http_statuses
             .last()
-            .map(|s| format!(", HTTP {s}"))
-            .unwrap_or_default();
-        let code = prev
-            .verdict
-            .evidence
-            .jsonrpc_code
-            .map(|c| format!(", JSON-RPC {c}"))
-            .unwrap_or_default();
+            .map(|s| format!("HTTP {s}"))
+            .into_iter()
+            .chain(ev.jsonrpc_code.map(|c| format!("JSON-RPC {c}")))
+            .collect();
+        let wire = if wire.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", wire.join(", "))
+        };
         out.push(pair_finding(
             FindingKind::UnsafeReplay,
             severity,
             prev,
             later,
             format!(
-                "{} was sent again {} ({}{status}{code}), so the first attempt may have run; the tool is {} and its first effect is unknown{}",
+                "{} was sent again {}{wire}, so the first attempt may have run; the tool is {} and its first effect is unknown{}",
                 later.tool.as_deref().unwrap_or("?"),
                 a.relation.describe(prev),
-                prev.verdict.outcome,
                 super::unexplained_repeat::describe(later.annotations),
                 if same_id { "; the same id was re-sent" } else { "" }
             ),
