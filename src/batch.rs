@@ -71,6 +71,16 @@ impl Report {
     pub fn has_errors(&self) -> bool {
         self.inputs.iter().any(InputReport::has_errors)
     }
+
+    /// Calls that repeat an earlier call as a new intent (never a finding), counted
+    /// so every format can say how much of a session was re-reads.
+    pub fn reinvocations(&self) -> usize {
+        self.inputs
+            .iter()
+            .flat_map(|i| &i.analysis.calls)
+            .filter(|c| c.retry_origin == crate::correlate::RetryOrigin::Reinvocation)
+            .count()
+    }
 }
 
 /// A path the user named that does not exist or cannot be listed.

@@ -66,7 +66,9 @@ pub struct Config {
 /// seconds), in milliseconds.
 pub fn parse_duration_ms(text: &str) -> Option<u64> {
     let t = text.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit() && c != '.').unwrap_or(t.len());
+    let split = t
+        .find(|c: char| !c.is_ascii_digit() && c != '.')
+        .unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
     let n: f64 = num.parse().ok()?;
     let ms = match unit.trim() {
@@ -76,7 +78,7 @@ pub fn parse_duration_ms(text: &str) -> Option<u64> {
         "h" => n * 3600e3,
         _ => return None,
     };
-    (ms.is_finite() && ms >= 0.0 && ms < 1e15).then(|| ms.round() as u64)
+    (ms.is_finite() && (0.0..1e15).contains(&ms)).then(|| ms.round() as u64)
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ impl Subject {
     pub fn summary(self) -> &'static str {
         match self {
             Subject::Outcome(o) => o.summary(),
-            Subject::Finding(k) => k.summary(),
+            Subject::Finding(k) => crate::correlate::rules::doc(k).summary,
         }
     }
 }
@@ -134,72 +134,16 @@ fn outcome(o: Outcome) -> Explanation {
     }
 }
 
+/// A finding's explanation is its rule's own documentation (`correlate/rules/`).
 fn finding(k: FindingKind) -> Explanation {
-    let (severity, meaning, rule, causes, next): (&str, &str, &str, &[&str], &[&str]) = match k {
-        FindingKind::IdMismatch => (
-            "MEDIUM",
-            "A response whose id answers no outstanding request in its scope, answers another request than the one whose stream or body it rode on, repeats an id already answered, differs only in JSON type (1 vs \"1\"), or is null where the id should be echoed.",
-            "§7.3 What counts as an id mismatch; §4.2 Id rules; §7.1 Id scopes",
-            &["a JSON library that re-encodes ids", "a proxy multiplexing several clients", "a server sending a response on the wrong stream", "a duplicate delivery after a reconnect"],
-            &["check the server's (or a proxy's) id handling", "compare the ids' JSON types", "check whether the duplicate came from an SSE resumption replaying an event"],
-        ),
-        FindingKind::NonTerminal => (
-            "MEDIUM; LOW for an unanswered input_required; INFO for a call the client cancelled",
-            "A call that never reached a terminal result: STREAM_INCOMPLETE, NO_RESPONSE, or INPUT_REQUIRED without an MRTR follow-up. A cancellation (notifications/cancelled, or in 2026-07-28 the client closing the stream) is recorded as such, not as a server fault.",
-            "§7.2 When a tools/call exchange is terminal; design.md §3",
-            &["timeouts and proxies that cut or buffer SSE", "server crashes", "a client that does not implement MRTR"],
-            &["find out whether the tool ran before replaying it", "look at timeouts and proxies between client and server", "for input_required, check the client's MRTR support"],
-        ),
-        FindingKind::UnexplainedRepeat => (
-            "LOW for read-only or idempotent tools, MEDIUM by default, HIGH for destructive tools or a re-sent id",
-            "The same tools/call (tool name and canonical arguments) was POSTed again with nothing in the protocol to explain it: after the first attempt completed, or while it was still in flight.",
-            "§7.4 Legitimate vs unexplained repeats; §6 Retry, idempotency and timeouts; design.md §3",
-            &["an agent loop calling the same tool again", "an SDK or HTTP library retry", "a proxy retransmitting a request", "a user pressing retry"],
-            &["find who re-sent it: compare the two requests' headers and timing", "add idempotency keys or server-side de-duplication for writes", "check the retry_origin and post_count of the calls"],
-        ),
-        FindingKind::UnsafeReplay => (
-            "HIGH for destructive (the MCP default) tools or a re-sent id, MEDIUM otherwise",
-            "A repeat of a call whose first attempt may have run (no response, a cut stream, 500/502/504), for a tool not annotated read-only or idempotent, whatever else explains the repeat.",
-            "§5.5 Tool annotations (readOnlyHint, idempotentHint, destructiveHint defaults); §6; §7.4 (raise the severity for non-idempotent tools); the seed article's retry advice",
-            &["an automatic retry after a timeout or a 5xx", "a client that treats a cut stream as 'not sent'"],
-            &["check whether the side effect happened twice (two charges, two files deleted)", "do not auto-retry such tools; add an idempotency key", "annotate genuinely idempotent tools with idempotentHint: true"],
-        ),
-        FindingKind::RetryTooSoon => (
-            "LOW",
-            "A repeat sooner than the first response's Retry-After (or, for a cut stream, its SSE retry field) asked for.",
-            "§3 SSE details (the retry field); §6 (no revision defines Retry-After; it is HTTP's, RFC 9110); the seed article (an actual Retry-After takes precedence)",
-            &["a client retry loop with a fixed short delay", "a client that ignores Retry-After and SSE retry"],
-            &["honour Retry-After and SSE retry in the client", "use exponential backoff with jitter"],
-        ),
-        FindingKind::IdReused => (
-            "MEDIUM",
-            "A request id was sent again where the protocol forbids it: while the earlier request with that id was still in flight (and, before 2026, at all within a session).",
-            "§4.2 Id rules; §7.3 (reused request ids)",
-            &["a client id counter reset (a new client instance on the same connection)", "two clients sharing one stdio process or session"],
-            &["fix the client's id allocation", "check for several clients behind one connection"],
-        ),
-        FindingKind::MrtrBroken => (
-            "MEDIUM (LOW for an invented requestState)",
-            "An MRTR round went wrong: the follow-up reuses the initial id, drops or alters the requestState it was given, or adds one the server never sent.",
-            "§5.3 \"Input required\" across revisions; §4.2 (an MRTR retry MUST use a new id); §7.4 first row",
-            &["a client that re-serialises requestState instead of echoing it", "a client that retries with the same id"],
-            &["echo requestState byte for byte, under a new id", "compare the returned and the echoed requestState in the evidence"],
-        ),
-        FindingKind::SuspiciousSuccess => (
-            "LOW",
-            "A result with isError false or absent whose first text block reads like an error (Error: …, failed …, a traceback, {\"error\": …}). Clients and models take it as a success.",
-            "§5.2 CallToolResult fields (isError); §5.2 Error layering: tool execution errors are results with isError: true",
-            &["a tool that reports failures as text instead of setting isError", "a wrapper that swallows exceptions into a text block"],
-            &["read the result text in the evidence", "make the tool set isError: true when it fails, so clients and models can tell"],
-        ),
-    };
+    let d = crate::correlate::rules::doc(k);
     Explanation {
         subject: Subject::Finding(k),
-        class: format!("severity: {severity}"),
-        meaning,
-        rule,
-        causes,
-        next,
+        class: format!("severity: {}", d.severity.replace('`', "")),
+        meaning: d.meaning,
+        rule: d.spec,
+        causes: d.causes,
+        next: d.next,
     }
 }
 
@@ -251,7 +195,12 @@ pub fn render(e: &Explanation) -> String {
     s.push_str("What it means:\n");
     s.push_str(&wrap(e.meaning, "  ", "  ", WIDTH));
     s.push_str("Rule:\n");
-    s.push_str(&wrap(&format!("{REFERENCE} {}", e.rule), "  ", "  ", WIDTH));
+    let rule = match e.subject {
+        Subject::Outcome(_) => format!("{REFERENCE} {}", e.rule),
+        // A rule cites the MCP specification itself.
+        Subject::Finding(_) => e.rule.to_owned(),
+    };
+    s.push_str(&wrap(&rule, "  ", "  ", WIDTH));
     s.push_str("Typical causes:\n");
     for c in e.causes {
         s.push_str(&wrap(c, "  - ", "    ", WIDTH));
@@ -277,7 +226,8 @@ pub fn render_list() -> String {
     }
     s.push_str("\nFindings (across calls):\n");
     for k in FindingKind::ALL {
-        let _ = writeln!(s, "  {:<20} {}", k.as_str(), k.summary());
+        let summary = crate::correlate::rules::doc(*k).summary;
+        let _ = writeln!(s, "  {:<20} {}", k.as_str(), summary);
     }
     s.push_str("\nRun `mcpsift explain NAME` for one of them (case-insensitive, - or _).\n");
     s
@@ -300,7 +250,12 @@ mod tests {
     fn every_outcome_and_finding_is_explained_with_a_citation() {
         for s in Subject::all() {
             let e = explain(s);
-            assert!(e.rule.contains('§'), "{} cites no section", s.name());
+            // Findings cite the MCP specification by revision; outcomes a section.
+            assert!(
+                e.rule.contains('§') || e.rule.contains("MCP 20"),
+                "{} cites no section",
+                s.name()
+            );
             assert!(!e.causes.is_empty() && !e.next.is_empty(), "{}", s.name());
             assert!(render(&e).starts_with(s.name()));
             assert!(render_list().contains(s.name()));

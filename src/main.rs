@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand, ValueEnum};
 use mcpsift::batch::{self, Input};
-use mcpsift::config::{RetryWindows, Config, Limits};
+use mcpsift::config::{Config, Limits, RetryWindows};
 use mcpsift::explain;
 use mcpsift::model::{FindingKind, Outcome};
 use mcpsift::report::{

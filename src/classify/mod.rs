@@ -326,7 +326,8 @@ fn non_2xx(status: u16, req_id: &Id, leg: &Leg<'_>, mut ev: Evidence) -> Verdict
     Verdict::new(Outcome::HttpError, ev)
 }
 
-/// A 2xx whose Content-Type is neither JSON nor SSE and whose body holds no message.
+/// A 2xx whose Content-Type is neither JSON nor SSE and whose body holds no message:
+/// MALFORMED_JSON, with the Content-Type in the notes.
 fn unexpected_media(
     status: u16,
     media: Option<&str>,
@@ -347,7 +348,16 @@ fn unexpected_media(
     if let Some(item) = leg.items.first() {
         ev.excerpt = Some(item.excerpt.clone());
     }
-    Some(Verdict::new(Outcome::HttpError, ev.clone()))
+    // A 2xx whose body is not JSON is a protocol failure (the seed's rule): the
+    // Content-Type stays as evidence. A body cut short is still a transport one.
+    if leg.end != End::Complete {
+        ev.notes.push(format!(
+            "the body ended early ({}) before any response",
+            leg.end.as_str()
+        ));
+        return Some(Verdict::new(Outcome::StreamIncomplete, ev.clone()));
+    }
+    Some(Verdict::new(Outcome::MalformedJson, ev.clone()))
 }
 
 fn scan<'a>(

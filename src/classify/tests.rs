@@ -378,7 +378,7 @@ fn empty_200_body_is_malformed_json() {
 }
 
 #[test]
-fn html_200_is_http_error() {
+fn html_200_is_malformed_json_with_its_content_type_noted() {
     let v = classify_http(&exchange(
         200,
         "text/html",
@@ -386,7 +386,19 @@ fn html_200_is_http_error() {
         End::Complete,
     ))
     .unwrap();
-    assert_verdict(&v, Outcome::HttpError, Layer::Transport);
+    assert_verdict(&v, Outcome::MalformedJson, Layer::Protocol);
+    assert!(
+        v.evidence.notes.iter().any(|n| n.contains("text/html")),
+        "{:?}",
+        v.evidence.notes
+    );
+    assert_eq!(v.evidence.content_type.as_deref(), Some("text/html"));
+}
+
+#[test]
+fn html_200_cut_short_is_stream_incomplete() {
+    let v = classify_http(&exchange(200, "text/html", "<html>lo", End::Closed)).unwrap();
+    assert_verdict(&v, Outcome::StreamIncomplete, Layer::Transport);
 }
 
 #[test]

@@ -235,7 +235,10 @@ pub fn explanation(prev: &Call, later: &Call) -> Option<(RetryOrigin, &'static s
                 ))
             }
             Some(-32042) => {
-                return Some((RetryOrigin::Protocol, "re-sent after -32042 URL elicitation"))
+                return Some((
+                    RetryOrigin::Protocol,
+                    "re-sent after -32042 URL elicitation",
+                ))
             }
             _ => {}
         }

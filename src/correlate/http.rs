@@ -595,6 +595,7 @@ impl Correlator {
                 })
                 .collect();
             let (post, _) = &open.legs[0];
+            let carried = mine.len();
             let legs = [
                 Leg {
                     exchange: Some(post),
@@ -607,9 +608,28 @@ impl Correlator {
                     end: stream.exchange.end,
                 },
             ];
-            let verdict = classify(&open.request, &legs, Options { legacy_sse: true });
+            let mut verdict = classify(&open.request, &legs, Options { legacy_sse: true });
             let call = &mut self.out.calls[open.call];
-            call.ended_at = verdict.evidence.responded_at.or(call.ended_at);
+            // The call's own story, not the shared stream's: the events that carried
+            // its messages, and "complete" once its response arrived.
+            let ev = &mut verdict.evidence;
+            ev.sse_events = carried;
+            if verdict.outcome.is_non_terminal() {
+                ev.responded_at = stream.exchange.end_ts.or(ev.responded_at);
+            } else {
+                ev.end = End::Complete;
+            }
+            // A recorder without per-event times dates every event by the stream's
+            // start, which came before the POST: no time is better than a wrong one.
+            let answered = ev
+                .responded_at
+                .filter(|t| call.started_at.is_none_or(|s| *t >= s));
+            if ev.responded_at.is_some() && answered.is_none() {
+                ev.notes.push(
+                    "the recorder kept no time for the stream event that answered it".to_owned(),
+                );
+            }
+            call.ended_at = answered;
             call.verdict = verdict;
         }
         // Responses on a legacy stream that answer no request of that session.

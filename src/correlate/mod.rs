@@ -18,8 +18,8 @@ use crate::config::RetryWindows;
 use crate::ingest::{Problem, Sink};
 use crate::jsonrpc::{canonical_json, Id, Item, Message};
 use crate::model::{End, Exchange, FindingKind, Locator, Outcome, Payload, Severity, Timestamp};
-use serde_json::Value;
 use observe::{Observation, Stray};
+use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 

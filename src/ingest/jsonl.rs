@@ -183,17 +183,31 @@ fn parse_line(text: &str) -> Result<Line, String> {
     if obj.contains_key("request") {
         return http_record(&obj).map(|x| Line::Payload(Payload::Http(x)));
     }
-    let msg = obj
-        .get("msg")
-        .or_else(|| obj.get("message"))
-        .filter(|m| m.get().trim_start().starts_with('{'));
-    if let (Some(msg), Some(dir)) = (msg, obj.get("dir").or_else(|| obj.get("direction"))) {
+    let msg = obj.get("msg").or_else(|| obj.get("message"));
+    // A line the process wrote that is not JSON (stdout noise, a crash trace) is
+    // recorded as `"raw": text` (or as a string `msg`): it is kept as that text,
+    // so the pairer can tell a garbled reply from a missing one.
+    let text_of = |v: &serde_json::value::RawValue| -> Option<String> {
+        let t = v.get().trim_start();
+        if t.starts_with('{') || t.starts_with('[') {
+            Some(v.get().to_owned())
+        } else if t.starts_with('"') {
+            serde_json::from_str::<String>(v.get()).ok()
+        } else {
+            None
+        }
+    };
+    let line_text = msg.and_then(|m| text_of(m)).or_else(|| {
+        obj.get("raw")
+            .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+    });
+    if let (Some(json), Some(dir)) = (line_text, obj.get("dir").or_else(|| obj.get("direction"))) {
         let dir_value: Value = serde_json::from_str(dir.get()).unwrap_or(Value::Null);
         let dir = parse_direction(&dir_value)
             .ok_or_else(|| format!("\"dir\" is {}; expected \"c2s\" or \"s2c\"", dir.get()))?;
         return Ok(Line::Payload(Payload::Stdio(StdioMessage {
             dir: Some(dir),
-            json: msg.get().to_owned(),
+            json,
             ts: raw_timestamp(&obj, &["ts", "timestamp", "time"]),
             logged_by_client: false,
         })));

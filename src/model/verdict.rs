@@ -140,7 +140,8 @@ named_enum! {
 }
 
 named_enum! {
-    /// Kinds of findings across calls (`design.md` §3); `docs/findings.md` documents each.
+    /// Kinds of findings across calls; each has one rule in `correlate/rules/`, whose
+    /// documentation `docs/findings.md` and `mcpsift explain` show.
     FindingKind {
         IdMismatch = "ID_MISMATCH",
         NonTerminal = "NON_TERMINAL",
@@ -150,33 +151,5 @@ named_enum! {
         IdReused = "ID_REUSED",
         MrtrBroken = "MRTR_BROKEN",
         SuspiciousSuccess = "SUSPICIOUS_SUCCESS",
-    }
-}
-
-impl FindingKind {
-    /// One line for reports and `explain`.
-    pub fn summary(self) -> &'static str {
-        match self {
-            FindingKind::IdMismatch => {
-                "a response whose id answers no outstanding request, the wrong request, or one already answered"
-            }
-            FindingKind::NonTerminal => "a call that never reached a terminal result",
-            FindingKind::UnexplainedRepeat => {
-                "the same tools/call sent again with nothing in the protocol to explain it"
-            }
-            FindingKind::UnsafeReplay => {
-                "a repeat of a call whose first attempt may have run, for a tool not known to be safe to repeat"
-            }
-            FindingKind::RetryTooSoon => {
-                "a retry sooner than the server's Retry-After or SSE retry asked for"
-            }
-            FindingKind::IdReused => "a request id used again where the protocol forbids it",
-            FindingKind::MrtrBroken => {
-                "an input_required round whose follow-up is missing, reuses the id, or alters requestState"
-            }
-            FindingKind::SuspiciousSuccess => {
-                "a result with isError false (or absent) whose text reads like an error"
-            }
-        }
     }
 }

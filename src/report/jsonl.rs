@@ -237,6 +237,9 @@ fn summary_record(report: &Report) -> Value {
         "calls": report.inputs.iter().map(|i| i.analysis.calls.len()).sum::<usize>(),
         "outcomes": outcomes,
         "findings": findings,
+        // The same call made again later: counted so a long session's re-reads show,
+        // never a finding (docs/findings.md, "What a repeat is").
+        "reinvocations": report.reinvocations(),
     });
     // Present only when used, so unfiltered output keeps its shape.
     if !report.filters.is_empty() {

@@ -170,6 +170,15 @@ fn verdict_line(report: &Report) -> String {
             ));
         }
     }
+    match report.reinvocations() {
+        0 => {}
+        1 => {
+            s.push_str(" 1 call repeated an earlier one later, as a new invocation (not a retry).")
+        }
+        n => s.push_str(&format!(
+            " {n} calls repeated earlier ones later, as new invocations (not retries)."
+        )),
+    }
     if unreadable > 0 {
         s.push_str(&format!(
             " {} could not be read.",

@@ -230,9 +230,14 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         .iter()
         .map(|i| i.analysis.findings.len())
         .sum();
+    let again = match report.reinvocations() {
+        0 => String::new(),
+        1 => ", 1 re-invocation (a call made again later; not a retry)".to_owned(),
+        n => format!(", {n} re-invocations (calls made again later; not retries)"),
+    };
     writeln!(
         w,
-        "{} input{}, {calls} tools/call, {failing} not TOOL_SUCCESS, {findings} finding{}",
+        "{} input{}, {calls} tools/call, {failing} not TOOL_SUCCESS, {findings} finding{}{again}",
         report.inputs.len(),
         if report.inputs.len() == 1 { "" } else { "s" },
         if findings == 1 { "" } else { "s" }

@@ -54,7 +54,11 @@ pub fn describe(a: Option<Annotations>) -> &'static str {
 }
 
 pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for a in cx.attempts.iter().filter(|a| a.relation.is_retry_candidate()) {
+    for a in cx
+        .attempts
+        .iter()
+        .filter(|a| a.relation.is_retry_candidate())
+    {
         let (prev, later) = (&cx.calls[a.prev], &cx.calls[a.later]);
         if later.retry_origin != RetryOrigin::Unexplained {
             continue;

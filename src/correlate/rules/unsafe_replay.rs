@@ -39,7 +39,11 @@ pub fn applies(prev: &Call, later: &Call) -> bool {
 }
 
 pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for a in cx.attempts.iter().filter(|a| a.relation.is_retry_candidate()) {
+    for a in cx
+        .attempts
+        .iter()
+        .filter(|a| a.relation.is_retry_candidate())
+    {
         let (prev, later) = (&cx.calls[a.prev], &cx.calls[a.later]);
         if !applies(prev, later) {
             continue;
