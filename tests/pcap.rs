@@ -455,7 +455,7 @@ fn sse_progress_then_result_succeeds_with_packet_timestamps() {
 #[test]
 fn sse_endings_server_fin_client_fin_reset_capture_end() {
     type Ending = fn(&mut Capture, &mut Conn);
-    let cases: [(Ending, End); 4] = [
+    let cases: [(Ending, End); 6] = [
         (|cap, c| cap.fin(c, Side::Server), End::Closed),
         (
             |cap, c| {
@@ -464,7 +464,18 @@ fn sse_endings_server_fin_client_fin_reset_capture_end() {
             },
             End::ClientClosed,
         ),
-        (|cap, c| cap.rst(c, Side::Client), End::Reset),
+        // A reset the client sends is the client giving up (a 2026-07-28 cancel).
+        (|cap, c| cap.rst(c, Side::Client), End::ClientClosed),
+        (|cap, c| cap.rst(c, Side::Server), End::Reset),
+        // The server writing to a socket the client closed draws a reset: still the
+        // client's doing.
+        (
+            |cap, c| {
+                cap.fin(c, Side::Client);
+                cap.rst(c, Side::Server);
+            },
+            End::ClientClosed,
+        ),
         (|_, _| {}, End::CaptureEnded),
     ];
     for (finish, end) in cases {

@@ -18,6 +18,10 @@ use std::collections::{HashMap, HashSet};
 /// Most cut streams kept waiting for a resumption at once (each keeps its events).
 const MAX_OPEN_STREAMS: usize = 4096;
 
+/// Most cancellations kept waiting for the call they name (a capture emits the call
+/// only when its stream ends); past this they are dropped, never memory.
+const MAX_EARLY_CANCELS: usize = 4096;
+
 /// A call waiting for more legs.
 #[derive(Debug)]
 pub(super) struct Open {
@@ -255,6 +259,12 @@ impl Correlator {
                 c.cancelled = true;
             }
         }
+        if let Some(sent) = self.early_cancels.remove(&(
+            scope.to_owned(),
+            m.id.clone().unwrap_or_else(|| Id::from_raw("null")),
+        )) {
+            self.apply_cancel(call, sent);
+        }
         let event_ids: HashSet<String> = sse_event_ids(x).map(str::to_owned).collect();
         let resumable = outcome == Outcome::StreamIncomplete && !event_ids.is_empty();
         // A batch POST answered 202 is legacy only with one request; keep it simple.
@@ -284,49 +294,68 @@ impl Correlator {
     }
 
     /// `notifications/cancelled` for a request in this scope (2025 era HTTP).
-    /// A cancellation sent after the server had already closed or reset the call's
-    /// stream (a client timing out on a dead server) does not explain how it ended.
+    /// A capture emits an exchange when it completes, so the short cancellation POST
+    /// can come before the long stream it cancels: then it waits for that call.
     fn cancel(&mut self, scope: &str, params: &serde_json::Value, sent: Option<Timestamp>) {
         let Some(rid) = params.get("requestId") else {
             return;
         };
         let rid = Id::from_raw(&rid.to_string());
-        if let Some(c) = self
+        let found = self
             .out
             .calls
-            .iter_mut()
+            .iter()
+            .enumerate()
             .rev()
             // A cancellation follows its request closely; a bounded look back keeps
             // an input of many cancellations linear.
             .take(10_000)
-            .find(|c| &*c.scope == scope && c.id == rid)
-        {
-            if !c.verdict.outcome.is_non_terminal() {
-                // The response won the race; the client ignores it (mcp-wire §3).
-                c.verdict.evidence.notes.push(
-                    "the client sent notifications/cancelled after this call already had its response"
-                        .to_owned(),
-                );
-                return;
+            .find(|(_, c)| &*c.scope == scope && c.id == rid)
+            .map(|(i, _)| i);
+        match found {
+            Some(i) => self.apply_cancel(i, sent),
+            None => {
+                if self.early_cancels.len() >= MAX_EARLY_CANCELS {
+                    self.early_cancels.clear();
+                }
+                self.early_cancels.insert((scope.to_owned(), rid), sent);
             }
-            let ended_before = c.timeline.as_ref().and_then(|t| {
-                let server_end = matches!(t.end, End::Closed | End::Reset);
-                (server_end && t.end_ts.is_some() && sent.is_some() && t.end_ts < sent)
-                    .then_some(t.end)
-            });
-            if let Some(end) = ended_before {
-                c.verdict.evidence.notes.push(format!(
-                    "the client sent notifications/cancelled for this request only after its stream had ended ({}), so the cancellation did not end it",
-                    end.as_str()
-                ));
-                return;
-            }
-            c.cancelled = true;
-            c.verdict
-                .evidence
-                .notes
-                .push("the client sent notifications/cancelled for this request".to_owned());
         }
+    }
+
+    /// Marks call `i` cancelled, unless its response won the race or its stream had
+    /// already ended by the server's doing when the cancellation was sent (a client
+    /// timing out on a dead server: the cancel does not explain how it ended).
+    fn apply_cancel(&mut self, i: usize, sent: Option<Timestamp>) {
+        let c = &mut self.out.calls[i];
+        if !c.verdict.outcome.is_non_terminal() {
+            // The response won the race; the client ignores it.
+            c.verdict.evidence.notes.push(
+                "the client sent notifications/cancelled after this call already had its response"
+                    .to_owned(),
+            );
+            return;
+        }
+        let ended_before = c.timeline.as_ref().and_then(|t| {
+            let server_end = matches!(t.end, End::Closed | End::Reset);
+            (server_end && t.end_ts.is_some() && sent.is_some() && t.end_ts < sent).then_some(t.end)
+        });
+        if let Some(end) = ended_before {
+            c.verdict.evidence.notes.push(format!(
+                "the client sent notifications/cancelled for this request only after its stream had ended ({}), so the cancellation did not end it",
+                end.as_str()
+            ));
+            return;
+        }
+        c.cancelled = true;
+        if c.ended_at.is_none() {
+            // When the client gave up: it shows how long it waits.
+            c.ended_at = sent;
+        }
+        c.verdict
+            .evidence
+            .notes
+            .push("the client sent notifications/cancelled for this request".to_owned());
     }
 
     pub(super) fn check_id_reuse(

@@ -255,6 +255,8 @@ pub struct Correlator {
     interned: HashSet<Arc<str>>,
     /// What the pairers saw for the rules to judge.
     observations: Vec<Observation>,
+    /// HTTP cancellations that came before the call they name, with when they were sent.
+    early_cancels: HashMap<(String, Id), Option<Timestamp>>,
     windows: RetryWindows,
 }
 

@@ -873,9 +873,16 @@ impl Http1 {
         self.close_all(cut, ts, cx);
     }
 
-    /// A reset from either side ends everything open.
-    pub fn reset(&mut self, ts: Timestamp, cx: &mut Ctx) {
-        self.end_all(End::Reset, ts, cx);
+    /// A reset ends everything open. One the client sent, or one that follows the
+    /// client's own FIN (the server wrote to a socket the client had closed), means
+    /// the client gave up: in 2026-07-28 that is how it cancels.
+    pub fn reset(&mut self, by_client: bool, ts: Timestamp, cx: &mut Ctx) {
+        let end = if by_client || self.client_fin_first {
+            End::ClientClosed
+        } else {
+            End::Reset
+        };
+        self.end_all(end, ts, cx);
     }
 
     /// The capture ended with this connection still open.

@@ -463,8 +463,9 @@ impl State {
                 }
                 c.feed(side, chunks, self.caps, &mut cx);
             }
+            let by_client = c.client == Some(d);
             if let Some(h) = c.http.as_mut() {
-                h.reset(seg.ts, &mut cx);
+                h.reset(by_client, seg.ts, &mut cx);
             }
             self.close(c, End2::Reset);
             return;
