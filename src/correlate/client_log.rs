@@ -2,7 +2,7 @@
 //! repeat rules apply to them as to wire traffic, with the weaker evidence stated;
 //! the endpoint is the log kind and MCP server name.
 
-use super::{short_hash, Correlator, Transport};
+use super::{Correlator, Scope, Transport};
 use crate::classify::classify_client;
 use crate::jsonrpc::Message;
 use crate::model::{ClientCall, Locator};
@@ -10,10 +10,7 @@ use serde_json::{json, Value};
 
 impl Correlator {
     pub(super) fn client_log(&mut self, locator: &Locator, c: ClientCall) {
-        let scope = match &c.session {
-            Some(s) => format!("client:{}", short_hash(s)),
-            None => format!("client:{}", c.source),
-        };
+        let scope = Scope::client(c.session.as_deref(), c.source);
         let verdict = classify_client(&c);
         // A log without arguments cannot show a repeat: make each call's key unique.
         let args: Value = match &c.arguments {

@@ -9,7 +9,7 @@
 //! is classified again with every leg. Only open calls keep bodies.
 
 use super::observe::{Observation, Stray};
-use super::{Correlator, RetryOrigin, Transport};
+use super::{Correlator, RetryOrigin, Scope, ScopeKind, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::jsonrpc::{self, Id, Item, Kind, Message};
 use crate::model::{Body, End, HttpExchange, Locator, Outcome, Timestamp};
@@ -28,7 +28,7 @@ pub(super) struct Open {
     /// Index into `Analysis::calls`.
     pub call: usize,
     pub request: Message,
-    pub scope: String,
+    pub scope: Scope,
     /// Its legs so far: the POST, then resumption streams.
     pub legs: Vec<(HttpExchange, Vec<Item>)>,
     /// SSE event ids seen on its streams, for matching `Last-Event-ID` and dropping replays.
@@ -40,7 +40,7 @@ pub(super) struct Open {
 /// A GET stream of the legacy transport, kept until the end of the input.
 #[derive(Debug)]
 pub(super) struct LegacyStream {
-    pub scope: String,
+    pub scope: Scope,
     pub exchange: HttpExchange,
     pub items: Vec<Item>,
     pub locator: Locator,
@@ -89,21 +89,21 @@ fn endpoint_of(url: &str) -> String {
     rest[..end].to_owned()
 }
 
-/// The id scope of an exchange (`design.md` §1, `mcp-wire.md` §7.1).
-pub(super) fn scope_of(x: &HttpExchange) -> String {
+/// The id scope of an exchange: the session, the legacy session, or (none) the
+/// client endpoint (2025 without sessions, 2026 stateless).
+pub(super) fn scope_of(x: &HttpExchange) -> Scope {
     let session = x.request.headers.get("mcp-session-id").or_else(|| {
         x.response
             .as_ref()
             .and_then(|r| r.headers.get("mcp-session-id"))
     });
     if let Some(s) = session {
-        return format!("session:{}", super::short_hash(s));
+        return Scope::session(s);
     }
     if let Some(s) = legacy_session(&x.request.url) {
-        return format!("legacy:{}", super::short_hash(s));
+        return Scope::legacy(s);
     }
-    // No session: the client endpoint (2025 without sessions, 2026 stateless).
-    format!("http:{}", host_of(&x.request.url))
+    Scope::http(host_of(&x.request.url), 1)
 }
 
 fn sse_event_ids(x: &HttpExchange) -> impl Iterator<Item = &str> {
@@ -127,7 +127,7 @@ impl Correlator {
             .map(jsonrpc::decode_response)
             .unwrap_or_default();
         let mut scope = scope_of(&x);
-        if scope.starts_with("http:") {
+        if scope.kind() == ScopeKind::Http {
             // Without sessions, each `initialize` starts a new client's id space (a
             // restarted client counts from 0 again; that is no id reuse).
             let initializes = req_items.iter().any(|i| {
@@ -144,7 +144,7 @@ impl Correlator {
                 *n += 1;
             }
             if *n > 1 {
-                scope = format!("{scope}#{n}");
+                scope = Scope::http(host_of(&x.request.url), *n);
             }
         }
         let status = x.response.as_ref().map(|r| r.status);
@@ -208,7 +208,7 @@ impl Correlator {
         locator: &Locator,
         x: &HttpExchange,
         m: &Message,
-        scope: &str,
+        scope: &Scope,
         resp_items: &[Item],
         batch_len: usize,
     ) {
@@ -260,7 +260,7 @@ impl Correlator {
             }
         }
         if let Some(sent) = self.early_cancels.remove(&(
-            scope.to_owned(),
+            scope.clone(),
             m.id.clone().unwrap_or_else(|| Id::from_raw("null")),
         )) {
             self.apply_cancel(call, sent);
@@ -285,7 +285,7 @@ impl Correlator {
             self.open.push(Open {
                 call,
                 request: m.clone(),
-                scope: scope.to_owned(),
+                scope: scope.clone(),
                 legs: vec![(kept, if legacy { vec![] } else { resp_items.to_vec() })],
                 event_ids,
                 legacy,
@@ -296,7 +296,7 @@ impl Correlator {
     /// `notifications/cancelled` for a request in this scope (2025 era HTTP).
     /// A capture emits an exchange when it completes, so the short cancellation POST
     /// can come before the long stream it cancels: then it waits for that call.
-    fn cancel(&mut self, scope: &str, params: &serde_json::Value, sent: Option<Timestamp>) {
+    fn cancel(&mut self, scope: &Scope, params: &serde_json::Value, sent: Option<Timestamp>) {
         let Some(rid) = params.get("requestId") else {
             return;
         };
@@ -310,7 +310,7 @@ impl Correlator {
             // A cancellation follows its request closely; a bounded look back keeps
             // an input of many cancellations linear.
             .take(10_000)
-            .find(|(_, c)| &*c.scope == scope && c.id == rid)
+            .find(|(_, c)| c.scope == *scope && c.id == rid)
             .map(|(i, _)| i);
         match found {
             Some(i) => self.apply_cancel(i, sent),
@@ -318,7 +318,7 @@ impl Correlator {
                 if self.early_cancels.len() >= MAX_EARLY_CANCELS {
                     self.early_cancels.clear();
                 }
-                self.early_cancels.insert((scope.to_owned(), rid), sent);
+                self.early_cancels.insert((scope.clone(), rid), sent);
             }
         }
     }
@@ -360,7 +360,7 @@ impl Correlator {
 
     pub(super) fn check_id_reuse(
         &mut self,
-        scope: &str,
+        scope: &Scope,
         m: &Message,
         method: &str,
         params: &serde_json::Value,
@@ -376,14 +376,14 @@ impl Correlator {
             .scopes
             .get(scope)
             .and_then(|s| s.protocol_version.clone());
-        let seen = self.requests.entry(scope.to_owned()).or_default();
+        let seen = self.requests.entry(scope.clone()).or_default();
         if let Some(prev) = seen.get(&id) {
             let same_call = &*prev.method == method && prev.key == key;
             let mrtr =
                 params.get("inputResponses").is_some() || params.get("requestState").is_some();
             // Repeats of the same call are judged by the repeat rules; MRTR by its own.
             let obs = Observation::IdReuse {
-                scope: scope.to_owned(),
+                scope: scope.clone(),
                 id: id.clone(),
                 method: method.into(),
                 earlier: prev.method.clone(),
@@ -405,12 +405,12 @@ impl Correlator {
         );
     }
 
-    fn get_stream(&mut self, locator: &Locator, x: HttpExchange, items: Vec<Item>, scope: &str) {
+    fn get_stream(&mut self, locator: &Locator, x: HttpExchange, items: Vec<Item>, scope: &Scope) {
         if let Some(last) = x.request.headers.get("last-event-id").map(str::to_owned) {
             let found = self
                 .open
                 .iter()
-                .position(|o| !o.legacy && o.event_ids.contains(&last) && o.scope == scope)
+                .position(|o| !o.legacy && o.event_ids.contains(&last) && o.scope == *scope)
                 .or_else(|| {
                     self.open
                         .iter()
@@ -432,8 +432,8 @@ impl Correlator {
         };
         if let Some(endpoint) = endpoint {
             let scope = match legacy_session(&endpoint) {
-                Some(sid) => format!("legacy:{}", super::short_hash(sid)),
-                None => scope.to_owned(),
+                Some(sid) => Scope::legacy(sid),
+                None => scope.clone(),
             };
             // Responses to initialize and tools/list ride this stream too.
             self.legacy_streams.push(LegacyStream {
@@ -454,14 +454,14 @@ impl Correlator {
             let open = self
                 .open
                 .iter()
-                .position(|o| !o.legacy && o.scope == scope && o.request.id.as_ref() == Some(&id));
+                .position(|o| !o.legacy && o.scope == *scope && o.request.id.as_ref() == Some(&id));
             let context = if x.request.headers.get("last-event-id").is_some() {
                 Stray::ResumedGet
             } else {
                 Stray::PlainGet
             };
             self.observations.push(Observation::StrayResponse {
-                scope: scope.to_owned(),
+                scope: scope.clone(),
                 id: id.clone(),
                 request: None,
                 call: open.map(|i| self.out.calls[self.open[i].call].seq),

@@ -10,6 +10,7 @@ pub mod execution;
 mod http;
 pub mod observe;
 pub mod rules;
+pub mod scope;
 mod stdio;
 pub mod timeline;
 
@@ -19,6 +20,7 @@ use crate::ingest::{Problem, Sink};
 use crate::jsonrpc::{canonical_json, Id, Item, Message};
 use crate::model::{End, Exchange, FindingKind, Locator, Outcome, Payload, Severity, Timestamp};
 use observe::{Observation, Stray};
+pub use scope::{Scope, ScopeKind};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -87,7 +89,7 @@ impl Annotations {
 pub struct Call {
     /// Order of the request in the input.
     pub seq: usize,
-    pub scope: Arc<str>,
+    pub scope: Scope,
     /// The server endpoint (`host/path` for HTTP, `stdio`): repeats are looked for
     /// per endpoint, across sessions, since a replay after 404 lands in a new session.
     pub endpoint: Arc<str>,
@@ -186,7 +188,7 @@ impl Transport {
 pub struct Finding {
     pub kind: FindingKind,
     pub severity: Severity,
-    pub scope: String,
+    pub scope: Scope,
     pub ids: Vec<Id>,
     /// `seq` of the calls concerned.
     pub calls: Vec<usize>,
@@ -231,7 +233,7 @@ struct PendingStdio {
 pub struct Correlator {
     out: Analysis,
     seq: usize,
-    scopes: HashMap<String, ScopeInfo>,
+    scopes: HashMap<Scope, ScopeInfo>,
     annotations: HashMap<String, Annotations>,
     /// stdio: client requests waiting for a response, by id.
     stdio_pending: HashMap<Id, PendingStdio>,
@@ -243,20 +245,20 @@ pub struct Correlator {
     open: Vec<http::Open>,
     legacy_streams: Vec<http::LegacyStream>,
     /// Request ids seen per scope, for ID_REUSED.
-    requests: HashMap<String, HashMap<Id, http::SeenRequest>>,
+    requests: HashMap<Scope, HashMap<Id, http::SeenRequest>>,
     /// Scopes whose session ended with a 404.
-    expired_scopes: HashSet<String>,
+    expired_scopes: HashSet<Scope>,
     /// Problems and notices past `MAX_LISTED`, counted.
     unlisted_problems: u64,
     unlisted_notices: u64,
     /// `initialize`s seen per session-less endpoint scope (`http:HOST`).
-    sessionless_inits: HashMap<String, u32>,
+    sessionless_inits: HashMap<Scope, u32>,
     /// One shared copy of each string many calls repeat (scopes, tools, versions).
     interned: HashSet<Arc<str>>,
     /// What the pairers saw for the rules to judge.
     observations: Vec<Observation>,
     /// HTTP cancellations that came before the call they name, with when they were sent.
-    early_cancels: HashMap<(String, Id), Option<Timestamp>>,
+    early_cancels: HashMap<(Scope, Id), Option<Timestamp>>,
     windows: RetryWindows,
 }
 
@@ -372,12 +374,12 @@ impl Correlator {
 
     fn note_request_meta(
         &mut self,
-        scope: &str,
+        scope: &Scope,
         method: &str,
         params: &Value,
         header: Option<&str>,
     ) {
-        let info = self.scopes.entry(scope.to_owned()).or_default();
+        let info = self.scopes.entry(scope.clone()).or_default();
         let meta = params.get("_meta");
         let meta_version =
             meta.and_then(|m| string_at(m, &["io.modelcontextprotocol/protocolVersion"]));
@@ -397,7 +399,7 @@ impl Correlator {
         }
     }
 
-    fn note_initialize_result(&mut self, scope: &str, req: &Message, items: &[Item]) {
+    fn note_initialize_result(&mut self, scope: &Scope, req: &Message, items: &[Item]) {
         let Some(result) = items
             .iter()
             .filter_map(Item::message)
@@ -406,7 +408,7 @@ impl Correlator {
         else {
             return;
         };
-        let info = self.scopes.entry(scope.to_owned()).or_default();
+        let info = self.scopes.entry(scope.clone()).or_default();
         if let Some(v) = result.get("protocolVersion").and_then(Value::as_str) {
             info.protocol_version = Some(v.to_owned()); // the negotiated version wins
         }
@@ -452,7 +454,7 @@ impl Correlator {
     fn push_call(
         &mut self,
         m: &Message,
-        scope: &str,
+        scope: &Scope,
         locator: Locator,
         transport: Transport,
         verdict: Verdict,
@@ -480,7 +482,7 @@ impl Correlator {
                 .filter(|t| crate::classify::reads_like_error(t))
             {
                 self.observations.push(Observation::ErrorText {
-                    scope: scope.to_owned(),
+                    scope: scope.clone(),
                     call: self.seq,
                     id: id.clone(),
                     tool: m.tool_name().unwrap_or_default(),
@@ -500,7 +502,7 @@ impl Correlator {
                 Stray::OnCallStream
             };
             self.observations.push(Observation::StrayResponse {
-                scope: scope.to_owned(),
+                scope: scope.clone(),
                 id: stray.clone(),
                 request: Some(id.clone()),
                 call: Some(self.seq),
@@ -508,7 +510,7 @@ impl Correlator {
                 context,
             });
         }
-        let scope_arc = self.intern(scope);
+        let scope_arc = scope.shared(self.intern(scope));
         let endpoint = self.intern(match transport {
             Transport::Stdio => "stdio",
             // Filled in by the HTTP and client-log correlators.

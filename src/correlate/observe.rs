@@ -2,6 +2,7 @@
 //! a rule may turn into a finding. Pairers never build findings themselves; the
 //! wording and severity of each finding live with its rule in `rules/`.
 
+use super::Scope;
 use crate::jsonrpc::Id;
 use crate::model::Locator;
 
@@ -33,7 +34,7 @@ pub enum Stray {
 pub enum Observation {
     /// A response that answers no outstanding request, or another request.
     StrayResponse {
-        scope: String,
+        scope: Scope,
         /// The id the response carried.
         id: Id,
         /// The request id it rode on, when it rode on one.
@@ -45,7 +46,7 @@ pub enum Observation {
     },
     /// A request id sent again in the same scope.
     IdReuse {
-        scope: String,
+        scope: Scope,
         id: Id,
         method: Box<str>,
         earlier: Box<str>,
@@ -61,7 +62,7 @@ pub enum Observation {
     },
     /// A `Last-Event-ID` reconnection sooner than the stream's SSE `retry` asked for.
     Reconnect {
-        scope: String,
+        scope: Scope,
         call: usize,
         id: Id,
         locators: Vec<Locator>,
@@ -70,7 +71,7 @@ pub enum Observation {
     },
     /// A successful result whose first text block reads like an error.
     ErrorText {
-        scope: String,
+        scope: Scope,
         call: usize,
         id: Id,
         tool: String,

@@ -5,7 +5,7 @@
 //! outstanding is that call's answer unless its real response follows.
 
 use super::observe::{Observation, Stray};
-use super::{Correlator, PendingStdio, Transport};
+use super::{Correlator, PendingStdio, Scope, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::ingest::Problem;
 use crate::jsonrpc::{self, Decoded, Id, Item, Kind, Message, Place};
@@ -13,7 +13,7 @@ use crate::model::{Direction, End, Locator, StdioMessage};
 
 impl Correlator {
     pub(super) fn stdio(&mut self, locator: &Locator, m: StdioMessage) {
-        let scope = format!("stdio:{}", self.stdio_process.max(1));
+        let scope = Scope::stdio(self.stdio_process);
         let items = jsonrpc::decode_text(&m.json, Place::Body, None, m.ts);
         for item in items {
             let msg = match &item.decoded {
@@ -42,7 +42,7 @@ impl Correlator {
                         self.stdio_process += 1;
                         self.flush_stdio_pending(End::Closed);
                     }
-                    let scope = format!("stdio:{}", self.stdio_process.max(1));
+                    let scope = Scope::stdio(self.stdio_process);
                     let params = msg.params_value();
                     self.note_request_meta(&scope, &method, &params, None);
                     let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
@@ -201,7 +201,7 @@ impl Correlator {
 
     /// A reply held for `p` that its real response showed was not its answer: a
     /// line that is not JSON is a problem again, a response with another id a stray.
-    fn release_attributed(&mut self, scope: &str, p: &mut PendingStdio) {
+    fn release_attributed(&mut self, scope: &Scope, p: &mut PendingStdio) {
         let Some((item, problem)) = p.attributed.take() else {
             return;
         };
@@ -209,7 +209,7 @@ impl Correlator {
             self.out.problems.push(problem);
         } else if let Some(m) = item.message() {
             self.observations.push(Observation::StrayResponse {
-                scope: scope.to_owned(),
+                scope: scope.clone(),
                 id: m.id.clone().unwrap_or_else(|| Id::from_raw("null")),
                 request: None,
                 call: None,
@@ -223,7 +223,7 @@ impl Correlator {
         if !p.call {
             return;
         }
-        let scope = format!("stdio:{}", self.stdio_process.max(1));
+        let scope = Scope::stdio(self.stdio_process);
         // With no response of its own, the one reply that came while it was alone
         // outstanding answers it.
         let (reply, attributed) = match (reply, p.attributed.take()) {

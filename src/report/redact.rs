@@ -338,11 +338,11 @@ impl Known<'_> {
                 self.string(&mut p.message);
             }
             for f in &mut a.findings {
-                self.string(&mut f.scope);
+                f.scope.map_text(|s| self.string(s));
                 self.string(&mut f.detail);
             }
             for c in &mut a.calls {
-                self.arc(&mut c.scope);
+                c.scope.map_text(|s| self.string(s));
                 self.arc(&mut c.endpoint);
                 self.arc_option(&mut c.tool);
                 self.arc_option(&mut c.protocol_version);

@@ -119,7 +119,7 @@ pub(crate) fn pair_finding(
     Finding {
         kind,
         severity,
-        scope: later.scope.to_string(),
+        scope: later.scope.clone(),
         ids: vec![prev.id.clone(), later.id.clone()],
         calls: vec![prev.seq, later.seq],
         locators: vec![prev.locator.clone(), later.locator.clone()],

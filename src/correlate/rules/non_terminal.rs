@@ -84,7 +84,7 @@ pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
         out.push(Finding {
             kind: FindingKind::NonTerminal,
             severity,
-            scope: c.scope.to_string(),
+            scope: c.scope.clone(),
             ids: vec![c.id.clone()],
             calls: vec![c.seq],
             locators: vec![c.locator.clone()],
