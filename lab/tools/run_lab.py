@@ -18,6 +18,7 @@ tools/call requests are listed in wire order from each of them, the lists must a
 call's declared outcome is checked against the evidence in the exchange records before
 expected.json is written.
 """
+import datetime as dt
 import json
 import os
 import shutil
@@ -207,6 +208,8 @@ def run_http(sc, out, work):
         plan["mode"] = sc["client_mode"]
     if sc.get("elicit"):
         plan["elicit"] = True
+    if sc.get("quiet"):
+        plan["quiet"] = True
     run_client(sc, plan, work)
     time.sleep(0.5)
     stop(mitm, signal.SIGINT, timeout=15)   # SIGINT: mitmdump writes the HAR on its way out
@@ -310,6 +313,8 @@ def run_stdio(sc, out, work):
             "observe": os.path.join(work, "client_observed.json")}
     if sc.get("client_mode"):
         plan["mode"] = sc["client_mode"]
+    if sc.get("quiet"):
+        plan["quiet"] = True
     run_client(sc, plan, work)
 
 
@@ -484,6 +489,131 @@ def check_mrtr(recs, calls, expect):
     return problems
 
 
+def tsec(iso):
+    return dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def call_key(c):
+    return (c["tool"], json.dumps(c.get("args"), sort_keys=True))
+
+
+def check_session(sc, calls, facts):
+    """Long sessions: no two identical calls back to back except the planted pairs; each planted pair is two
+    identical calls in a row, the second sent right after the first ended (double dispatch: < 0.2 s; retry after
+    the cut: < 1 s). Counts of the healthy repeats go into facts."""
+    planted = sc.get("planted")
+    if not planted:
+        return []
+    problems = []
+    seconds = {p["calls"][1] for p in planted}
+    for i in range(1, len(calls)):
+        if call_key(calls[i]) == call_key(calls[i - 1]) and i not in seconds:
+            problems.append(f"calls {i - 1} and {i} are identical and back to back, but not planted")
+    facts["planted"] = []
+    for p in planted:
+        a, b = p["calls"]
+        if b != a + 1 or call_key(calls[a]) != call_key(calls[b]) or calls[a]["id"] == calls[b]["id"]:
+            problems.append(f"planted calls {a}, {b} are not the same call twice in a row with new ids")
+            continue
+        gap = tsec(calls[b]["ts"]) - tsec(calls[a]["end_ts"] or calls[a]["ts"])
+        limit = 0.2 if p["anomaly"].startswith("double") else 1.0
+        if not -0.05 <= gap < limit:
+            problems.append(f"planted calls {a}, {b}: second sent {gap:.3f} s after the first ended (limit {limit})")
+        facts["planted"].append({"ids": [calls[a]["id"], calls[b]["id"]], "gap_ms": round(gap * 1000)})
+    seen, last = {}, {}
+    repeats, min_between = 0, None
+    for i, c in enumerate(calls):
+        k = call_key(c)
+        if k in last and i not in seconds:
+            repeats += 1
+            d = i - last[k] - 1
+            min_between = d if min_between is None else min(min_between, d)
+        seen[k] = seen.get(k, 0) + 1
+        last[k] = i
+    top = sorted(seen.items(), key=lambda kv: -kv[1])[:3]
+    facts["session"] = {"calls": len(calls), "distinct_calls": len(seen), "healthy_repeats": repeats,
+                        "min_other_calls_between_healthy_repeats": min_between,
+                        "most_repeated": [f"{t}{a} x{n}" for (t, a), n in top],
+                        "duration_s": round(tsec(calls[-1]["ts"]) - tsec(calls[0]["ts"]), 1)}
+    return problems
+
+
+def pcap_close(path, call_id):
+    """How the TCP connection that carried the tools/call with call_id ended, from tshark: the first FIN or RST
+    on that stream, who sent it, and when relative to the POST (and to a later notifications/cancelled POST)."""
+    r = subprocess.run(["tshark", "-r", path, "-Y", 'http.request.method == "POST"', "-T", "json",
+                        "-e", "frame.number", "-e", "frame.time_epoch", "-e", "tcp.stream", "-e", "http.file_data"],
+                       capture_output=True, text=True)
+    post, cancel = None, None
+    for p in json.loads(r.stdout or "[]"):
+        f = p["_source"]["layers"]
+        for data in f.get("http.file_data", []):
+            body = jloads(data)
+            if body is None:
+                try:
+                    body = jloads(bytes.fromhex(data.replace(":", "")).decode())
+                except ValueError:
+                    body = None
+            if not isinstance(body, dict):
+                continue
+            row = (int(f["frame.number"][0]), float(f["frame.time_epoch"][0]), int(f["tcp.stream"][0]))
+            if body.get("method") == "tools/call" and body.get("id") == call_id:
+                post = row
+            if body.get("method") == "notifications/cancelled" and (body.get("params") or {}).get("requestId") == call_id:
+                cancel = row
+    if post is None:
+        return None
+    r = subprocess.run(["tshark", "-r", path, "-Y", f"tcp.stream == {post[2]} && (tcp.flags.fin == 1 || "
+                        "tcp.flags.reset == 1)", "-T", "fields", "-e", "frame.number", "-e", "frame.time_epoch",
+                        "-e", "tcp.srcport", "-e", "tcp.flags.fin", "-e", "tcp.flags.reset"],
+                       capture_output=True, text=True)
+    ends = []
+    for ln in r.stdout.splitlines():
+        num, t, sport, fin, rst = ln.split("\t")
+        flag = "RST" if rst in ("1", "True") else "FIN"
+        ends.append({"frame": int(num), "by": "server side (mitmdump)" if int(sport) == MITM_PORT else "client",
+                     "flag": flag, "after_post_ms": round((float(t) - post[1]) * 1000)})
+    out = {"post_frame": post[0], "tcp_stream": post[2], "closes": ends[:3]}
+    if cancel:
+        out["cancel_frame"] = cancel[0]
+        out["cancel_after_post_ms"] = round((cancel[1] - post[1]) * 1000)
+        out["cancel_same_connection"] = cancel[2] == post[2]
+    return out
+
+
+def check_cancel(sc, out, recs, calls, facts):
+    """A cancelled call: notifications/cancelled for its id on the wire (TS) or not at all (Python,
+    2026-07-28: the client closes the POST's stream); its exchange did not complete; how the connection ended."""
+    problems = []
+    facts["cancel"] = []
+    for i in sc["cancelled_calls"]:
+        c = calls[i]
+        rec = recs[c["rec"]]
+        cancels = [r for r in recs if (jloads(r["request"]["body"]) or {}).get("method") == "notifications/cancelled"
+                   and ((jloads(r["request"]["body"]) or {}).get("params") or {}).get("requestId") == c["id"]]
+        any_cancel = [r for r in recs if (jloads(r["request"]["body"]) or {}).get("method") == "notifications/cancelled"]
+        if sc["cancel"]["notification"] and not cancels:
+            problems.append(f"no notifications/cancelled for id {c['id']!r} on the wire")
+        if not sc["cancel"]["notification"] and any_cancel:
+            problems.append("a notifications/cancelled is on the wire")
+        if rec["end"] == "complete":
+            problems.append(f"the cancelled call id={c['id']!r} completed")
+        f = {"id": c["id"], "jsonl_end": rec["end"], "closed_by": rec.get("closed_by"),
+             "sse_events_before_end": len(sse_messages((rec["response"] or {}).get("body") or "")),
+             "call_to_end_ms": round((tsec(rec["end_ts"]) - tsec(rec["ts"])) * 1000)}
+        if cancels:
+            cr = cancels[0]
+            body = jloads(cr["request"]["body"])
+            f["cancel_after_call_ms"] = round((tsec(cr["ts"]) - tsec(rec["ts"])) * 1000)
+            f["cancel_before_stream_end"] = tsec(cr["ts"]) <= tsec(rec["end_ts"])
+            f["cancel_reason"] = (body.get("params") or {}).get("reason")
+            f["cancel_response_status"] = (cr["response"] or {}).get("status")
+        for fmt in ("capture.pcap", "capture.pcapng"):
+            f["tcp_" + fmt.split(".")[1]] = pcap_close(os.path.join(out, fmt), c["id"])
+        facts["cancel"].append(f)
+    return problems
+
+
 def verify_http(sc, out):
     problems = []
     recs, calls = calls_from_jsonl(os.path.join(out, "exchanges.jsonl"))
@@ -506,6 +636,11 @@ def verify_http(sc, out):
     problems += check_mrtr(recs, calls, sc["expect"])
     statuses = pcap_http_summary(os.path.join(out, "capture.pcap"))
     facts = {"pcap_http_statuses": statuses, "exchanges": len(recs)}
+    for c in calls:
+        c["ts"], c["end_ts"] = recs[c["rec"]]["ts"], recs[c["rec"]].get("end_ts")
+    problems += check_session(sc, calls, facts)
+    if sc.get("cancelled_calls"):
+        problems += check_cancel(sc, out, recs, calls, facts)
     if sc.get("impair"):
         facts["tcp_pcap"] = tcp_analysis(os.path.join(out, "capture.pcap"))
         facts["tcp_pcapng"] = tcp_analysis(os.path.join(out, "capture.pcapng"))
@@ -525,7 +660,8 @@ def verify_stdio(sc, out):
     for ln in lines:
         m = ln.get("msg")
         if ln["dir"] == "c2s" and isinstance(m, dict) and m.get("method") == "tools/call":
-            calls.append({"tool": m["params"]["name"], "id": m["id"]})
+            calls.append({"tool": m["params"]["name"], "id": m["id"], "args": m["params"].get("arguments"),
+                          "ts": ln["ts"]})
     if len(calls) != len(sc["expect"]):
         problems.append(f"{len(calls)} tools/call in transcript, {len(sc['expect'])} expected")
     for c, exp in zip(calls, sc["expect"]):
@@ -536,7 +672,45 @@ def verify_stdio(sc, out):
             (res.get("isError", False) is (exp == "TOOL_ERROR"))
         if not ok:
             problems.append(f"call {c['tool']} id={c['id']!r}: evidence does not fit {exp}")
-    return calls, problems, {"messages": len(lines)}
+        c["end_ts"] = next((ln["ts"] for ln in lines if ln["dir"] == "s2c" and isinstance(ln.get("msg"), dict)
+                            and ln["msg"].get("id") == c["id"] and ("result" in ln["msg"] or "error" in ln["msg"])),
+                           None)
+    facts = {"messages": len(lines)}
+    problems += check_session(sc, calls, facts)
+    return calls, problems, facts
+
+
+def session_note(facts):
+    parts = []
+    if facts.get("session"):
+        s = facts["session"]
+        parts.append(f"Session read back from the captures: {s['calls']} tools/call, {s['distinct_calls']} distinct "
+                     f"(tool, arguments); {s['healthy_repeats']} healthy repeats, each with at least "
+                     f"{s['min_other_calls_between_healthy_repeats']} other call(s) in between; most repeated: "
+                     f"{', '.join(s['most_repeated'])}; {s['duration_s']} s from first to last call.")
+    for p in facts.get("planted") or []:
+        parts.append(f"Planted pair ids {p['ids'][0]!r}, {p['ids'][1]!r}: identical and back to back, the second "
+                     f"sent {p['gap_ms']} ms after the first ended.")
+    for c in facts.get("cancel") or []:
+        t = c.get("tcp_pcap") or {}
+        closes = "; ".join(f"frame {e['frame']} {e['flag']} by the {e['by']} {e['after_post_ms']} ms after the POST"
+                           for e in t.get("closes", [])) or "none in the capture"
+        s = (f"Cancelled call id {c['id']!r}: its exchange ended '{c['jsonl_end']}'"
+             f"{' (closed by the ' + c['closed_by'] + ')' if c.get('closed_by') else ''} {c['call_to_end_ms']} ms after "
+             f"the POST, after {c['sse_events_before_end']} SSE event(s) and no response.")
+        if "cancel_after_call_ms" in c:
+            s += (f" notifications/cancelled (reason {c['cancel_reason']!r}) was POSTed {c['cancel_after_call_ms']} ms "
+                  f"after the call (HTTP {c['cancel_response_status']}), "
+                  f"{'before' if c['cancel_before_stream_end'] else 'after'} the call's stream ended.")
+        else:
+            s += " No notifications/cancelled on the wire."
+        s += (f" tshark on capture.pcap, TCP stream {t.get('tcp_stream')} of the POST (frame {t.get('post_frame')}): "
+              f"{closes}")
+        if t.get("cancel_frame"):
+            s += (f"; the cancel POST is frame {t['cancel_frame']} ({t['cancel_after_post_ms']} ms after the POST, "
+                  f"{'same' if t['cancel_same_connection'] else 'another'} connection)")
+        parts.append(s + ".")
+    return " ".join(parts)
 
 
 def write_expected(sc, out, calls, facts, http):
@@ -561,11 +735,18 @@ def write_expected(sc, out, calls, facts, http):
         "description": sc["description"],
         "calls": [{"tool": c["tool"], "id": c["id"], "outcome": exp} for c, exp in zip(calls, sc["expect"])],
         "findings": sc["findings"],
-        "notes": " ".join(x for x in [how, sc.get("notes", ""),
+        "notes": " ".join(x for x in [how, session_note(facts), sc.get("notes", ""),
                                       f"Modelled on Cakewalk: {sc['cakewalk']}." if sc.get("cakewalk") else ""] if x),
         "peers": {"server": f"{sc['server'][0]}-sdk {sc['server'][1]} {' '.join(sc['server'][2])}".strip(),
                   "client": f"{sc['client']}-sdk" + (f" mode={sc['client_mode']}" if sc.get("client_mode") else "")},
     }
+    if "max_findings_above_info" in sc:
+        doc["max_findings_above_info"] = sc["max_findings_above_info"]
+    if sc.get("cancelled_calls"):
+        doc["cancelled_calls"] = [calls[i]["id"] for i in sc["cancelled_calls"]]
+    if sc.get("planted"):
+        doc["planted"] = [{"anomaly": p["anomaly"], "ids": [calls[i]["id"] for i in p["calls"]]}
+                          for p in sc["planted"]]
     with open(os.path.join(out, "expected.json"), "w") as f:
         json.dump(doc, f, indent=2, ensure_ascii=False)
         f.write("\n")
