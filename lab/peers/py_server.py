@@ -82,28 +82,29 @@ if args.mrtr:
 
 
 if args.agent_tools:
+    # plain text results (no structuredContent copy): the long sessions' captures stay small
     NOTES = {"groceries": "remember the milk", "todo": "call the plumber"}
     SYNCS = [0]
 
     @mcp.tool(description="List note names (read-only).",
-              annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False))
+              annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False), structured_output=False)
     def list_notes() -> str:
         return ", ".join(sorted(NOTES))
 
     @mcp.tool(description="Names of notes whose text contains the query (read-only).",
-              annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False))
+              annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False), structured_output=False)
     def search_notes(query: str) -> str:
         return ", ".join(k for k, v in NOTES.items() if query in v) or "none"
 
     @mcp.tool(description="Create or replace a note (a write; idempotent: the same arguments leave the same state).",
-              annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=True, destructive_hint=False))
+              annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=True, destructive_hint=False), structured_output=False)
     def write_note(name: str, text: str) -> str:
         NOTES[name] = text
         return f"wrote {name}"
 
     @mcp.tool(description="Push all notes to a target (a write, not idempotent: each call makes a new sync). "
                           "Sends notifications/progress (when the caller gave a progressToken) before its result.",
-              annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, destructive_hint=False))
+              annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, destructive_hint=False), structured_output=False)
     async def sync_notes(target: str, ctx: Context) -> str:
         for i in (1, 2):
             await asyncio.sleep(0.02)

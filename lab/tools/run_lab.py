@@ -213,7 +213,7 @@ def run_http(sc, out, work):
     run_client(sc, plan, work)
     time.sleep(0.5)
     stop(mitm, signal.SIGINT, timeout=15)   # SIGINT: mitmdump writes the HAR on its way out
-    patch_har(os.path.join(out, "capture.har"))
+    patch_har(os.path.join(out, "capture.har"), compact=bool(sc.get("quiet")))
     stop(proxy)
     stop(srv)
     time.sleep(0.5)
@@ -286,14 +286,15 @@ def tcp_analysis(path):
     return facts
 
 
-def patch_har(path):
-    """Add "_error" to HAR entries whose response broke after the headers (see tools/mitm_tee.py)."""
+def patch_har(path, compact=False):
+    """Add "_error" to HAR entries whose response broke after the headers (see tools/mitm_tee.py). compact
+    (long sessions): rewrite the HAR without indentation, which more than halves its size."""
     side = path + ".errors.json"
-    if not os.path.exists(side):
-        return
-    errors = {(a, b, c): msg for a, b, c, msg in json.load(open(side))}
-    os.remove(side)
-    if not errors:
+    errors = {}
+    if os.path.exists(side):
+        errors = {(a, b, c): msg for a, b, c, msg in json.load(open(side))}
+        os.remove(side)
+    if not errors and not compact:
         return
     har = json.load(open(path))
     for e in har["log"]["entries"]:
@@ -301,7 +302,11 @@ def patch_har(path):
         if key in errors and e["response"].get("status"):
             e["response"]["_error"] = errors[key]
     with open(path, "w") as f:
-        json.dump(har, f, indent=4)
+        if compact:
+            json.dump(har, f, separators=(",", ":"))
+            f.write("\n")
+        else:
+            json.dump(har, f, indent=4)
 
 
 def run_stdio(sc, out, work):
@@ -680,6 +685,15 @@ def verify_stdio(sc, out):
     return calls, problems, facts
 
 
+def statuses_text(statuses):
+    if len(statuses) <= 20:
+        return str(statuses)
+    counts = {}
+    for st in statuses:
+        counts[st] = counts.get(st, 0) + 1
+    return f"{len(statuses)} responses: " + ", ".join(f"{n}x {st}" for st, n in sorted(counts.items()))
+
+
 def session_note(facts):
     parts = []
     if facts.get("session"):
@@ -718,7 +732,7 @@ def write_expected(sc, out, calls, facts, http):
            "exchanges.jsonl, from capture.har and from capture.pcap and capture.pcapng (tshark -Y "
            "'http.request.method == \"POST\"' -T json -e http.file_data) and the four lists agreed; each call's "
            "outcome was checked against the response in exchanges.jsonl (status, JSON-RPC id, result/error, "
-           f"content, isError, how the exchange ended). HTTP response codes in the pcap: {facts['pcap_http_statuses']}."
+           f"content, isError, how the exchange ended). HTTP response codes in the pcap: {statuses_text(facts['pcap_http_statuses'])}."
            if http and not sc.get("impair") else
            "Checked by reading the captures back: the tools/call requests were listed in wire order from "
            "exchanges.jsonl and from capture.pcap and capture.pcapng (tshark reassembly, -Y "
@@ -756,17 +770,20 @@ def run_one(name):
     sc = SCENARIOS[name]
     out = os.path.join(CAPTURES, name)
     work = os.path.join(WORK, name)
-    shutil.rmtree(out, ignore_errors=True)
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(out)
-    os.makedirs(work)
+    verify_only = os.environ.get("LAB_VERIFY_ONLY") == "1"   # re-check committed captures, rewrite expected.json
+    if not verify_only:
+        shutil.rmtree(out, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+        os.makedirs(out)
+        os.makedirs(work)
     http = sc["server"][1] != "stdio"
-    log(f"=== {name}")
+    log(f"=== {name}" + (" (verify only)" if verify_only else ""))
     t = time.time()
-    (run_netns if sc.get("impair") else run_http if http else run_stdio)(sc, out, work)
+    if not verify_only:
+        (run_netns if sc.get("impair") else run_http if http else run_stdio)(sc, out, work)
     calls, problems, facts = (verify_http if http else verify_stdio)(sc, out)
     obs_path = os.path.join(work, "client_observed.json")
-    if os.path.exists(obs_path):
+    if os.path.exists(obs_path) and not verify_only:
         shutil.copy(obs_path, os.path.join(out, "client_observed.json"))
     write_expected(sc, out, calls, facts, http)
     for p in problems:

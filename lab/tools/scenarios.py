@@ -418,7 +418,7 @@ _long_add("long_session_ts", "A long agent-like session: TS client -> TS server 
           "with SSE responses, one session. Re-reads of the same read-only calls throughout, other reads, writes; "
           "planted: one double dispatch of delete_file and one retry of sync_notes after the proxy closed the "
           "connection before its response.",
-          TS_AGENT, "ts", 230, 1101,
+          TS_AGENT, "ts", 206, 1101,
           cut={"outcome": "NO_RESPONSE", "action": {"type": "close"},
                "how": "read the sync_notes POST and closed the connection without any response (the TS client "
                       "throws 'fetch failed' at once and stays usable)"})
@@ -426,7 +426,7 @@ _long_add("long_session_py", "A long agent-like session: Python client (auto -> 
           "(--agent-tools), Streamable HTTP (SSE for calls that stream progress, JSON otherwise). Re-reads of the "
           "same read-only calls throughout, other reads, writes; planted: one double dispatch of delete_file and "
           "one retry of sync_notes after the proxy cut its SSE stream before the result.",
-          PY_AGENT, "py", 230, 1102,
+          PY_AGENT, "py", 206, 1102,
           cut={"outcome": "STREAM_INCOMPLETE", "action": {"type": "forward", "cut_before_response": True},
                "how": "forwarded sync_notes' SSE stream (2 progress events) and closed the connection before the "
                       "result event, without the terminating chunk (the Python client raises 'SSE stream ended "
@@ -434,7 +434,7 @@ _long_add("long_session_py", "A long agent-like session: Python client (auto -> 
 _long_add("long_session_stdio_py", "A long agent-like session over stdio: Python client (2026-07-28) -> Python "
           "server (--agent-tools) through stdio_tee.py. Re-reads of the same read-only calls throughout, other "
           "reads, writes; planted: one double dispatch of delete_file.",
-          ("py", "stdio", ["--agent-tools"]), "py", 220, 1103)
+          ("py", "stdio", ["--agent-tools"]), "py", 210, 1103)
 
 # ---------------------------------------------------------------- real cancellations (issue 11)
 CANCEL_SLOW = {"op": "call", "tool": "slow_progress", "args": {"steps": 4, "delay_ms": 400}, "progress": True,
@@ -447,7 +447,11 @@ add("cancel_timeout_ts", "TS client -> TS server, SSE responses. slow_progress{s
     ["TOOL_SUCCESS", "STREAM_INCOMPLETE", "TOOL_SUCCESS"], findings=["NON_TERMINAL"],
     cakewalk="(client cancellation; not a Cakewalk scenario)", cancelled_calls=[1], cancel={"notification": True},
     max_findings_above_info=0,
-    notes="The client chose to stop waiting: NON_TERMINAL, but as a cancellation (issue 11: INFO, with the "
+    notes="Observed: the SDK POSTs notifications/cancelled on another connection when its timeout fires and does "
+          "not abort the fetch of the cancelled POST: the server sends nothing more on that SSE stream (no further "
+          "progress, no result), and the stream stays open until client.close() at the end of the script, when "
+          "the client closes it with a FIN (so the cancel precedes the stream's end by about 1.5 s). "
+          "The client chose to stop waiting: NON_TERMINAL, but as a cancellation (issue 11: INFO, with the "
           "reason), so no finding above INFO.")
 add("cancel_close_stream_py", "Python client (auto -> 2026-07-28) -> Python server, SSE for the streaming call. "
     "slow_progress{steps:4, delay_ms:400} is called with read_timeout_seconds=0.7, shorter than the tool's 1.6 s: "
@@ -458,7 +462,11 @@ add("cancel_close_stream_py", "Python client (auto -> 2026-07-28) -> Python serv
     ["TOOL_SUCCESS", "STREAM_INCOMPLETE", "TOOL_SUCCESS"], findings=["NON_TERMINAL"],
     cakewalk="(client cancellation; not a Cakewalk scenario)", cancelled_calls=[1], cancel={"notification": False},
     max_findings_above_info=0,
-    notes="The client chose to stop waiting: NON_TERMINAL, but as a cancellation (issue 11: in 2026-07-28 over "
+    notes="Observed: at its read timeout the SDK turns the cancel into closing the POST's response stream "
+          "(mcp/client/streamable_http.py, _consume_modern_cancellation: no notifications/cancelled is POSTed); "
+          "httpx closes that keep-alive connection with a FIN, right after the timeout. The next call opens a new "
+          "connection. "
+          "The client chose to stop waiting: NON_TERMINAL, but as a cancellation (issue 11: in 2026-07-28 over "
           "HTTP, closing the request's stream is the cancellation; INFO, with the reason), so no finding above INFO.")
 
 SCENARIOS = {s["name"]: s for s in S}
