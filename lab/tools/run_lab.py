@@ -644,6 +644,20 @@ def verify_http(sc, out):
     for c in calls:
         c["ts"], c["end_ts"] = recs[c["rec"]]["ts"], recs[c["rec"]].get("end_ts")
     problems += check_session(sc, calls, facts)
+    for p, f in zip(sc.get("planted") or [], facts.get("planted") or []):
+        if p["anomaly"].startswith("retry"):
+            first = calls[p["calls"][0]]
+            f["cut_tcp"] = pcap_close(os.path.join(out, "capture.pcap"), first["id"])
+            f["cut_tcp_pcapng_same"] = f["cut_tcp"] == pcap_close(os.path.join(out, "capture.pcapng"), first["id"])
+            _, entries = calls_from_har(os.path.join(out, "capture.har"))
+            for e in entries:
+                b = jloads((e["request"].get("postData") or {}).get("text"))
+                if isinstance(b, dict) and b.get("method") == "tools/call" and b.get("id") == first["id"]:
+                    f["cut_har"] = {"status": e["response"].get("status"), "_error": e["response"].get("_error")}
+            rec = recs[first["rec"]]
+            f["cut_jsonl"] = {"status": (rec["response"] or {}).get("status"), "end": rec["end"],
+                              "sse_events": len(sse_messages((rec["response"] or {}).get("body") or "")),
+                              "fault": rec.get("fault", {}).get("type")}
     if sc.get("cancelled_calls"):
         problems += check_cancel(sc, out, recs, calls, facts)
     if sc.get("impair"):
@@ -703,8 +717,18 @@ def session_note(facts):
                      f"{s['min_other_calls_between_healthy_repeats']} other call(s) in between; most repeated: "
                      f"{', '.join(s['most_repeated'])}; {s['duration_s']} s from first to last call.")
     for p in facts.get("planted") or []:
-        parts.append(f"Planted pair ids {p['ids'][0]!r}, {p['ids'][1]!r}: identical and back to back, the second "
-                     f"sent {p['gap_ms']} ms after the first ended.")
+        s = (f"Planted pair ids {p['ids'][0]!r}, {p['ids'][1]!r}: identical and back to back, the second "
+             f"sent {p['gap_ms']} ms after the first ended.")
+        if p.get("cut_jsonl"):
+            j, h, t = p["cut_jsonl"], p.get("cut_har") or {}, p.get("cut_tcp") or {}
+            closes = "; ".join(f"frame {e['frame']} {e['flag']} by the {e['by']} {e['after_post_ms']} ms after the "
+                               "POST" for e in t.get("closes", [])) or "none"
+            s += (f" The cut call {p['ids'][0]!r}: JSONL status {j['status']}, end '{j['end']}', {j['sse_events']} SSE "
+                  f"event(s), no response, fault '{j['fault']}'; HAR status {h.get('status')} with _error "
+                  f"{h.get('_error')!r}; tshark on capture.pcap, TCP stream {t.get('tcp_stream')} of its POST (frame "
+                  f"{t.get('post_frame')}): {closes} (pcapng: "
+                  f"{'the same' if p.get('cut_tcp_pcapng_same') else 'DIFFERENT'}).")
+        parts.append(s)
     for c in facts.get("cancel") or []:
         t = c.get("tcp_pcap") or {}
         closes = "; ".join(f"frame {e['frame']} {e['flag']} by the {e['by']} {e['after_post_ms']} ms after the POST"
