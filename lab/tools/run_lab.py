@@ -591,19 +591,24 @@ def check_cancel(sc, out, recs, calls, facts):
     2026-07-28: the client closes the POST's stream); its exchange did not complete; how the connection ended."""
     problems = []
     facts["cancel"] = []
-    for i in sc["cancelled_calls"]:
+    late = set(sc.get("late_cancel_calls") or [])   # cancelled only after the stream had already been cut
+    for i in list(sc.get("cancelled_calls") or []) + sorted(late):
         c = calls[i]
         rec = recs[c["rec"]]
         cancels = [r for r in recs if (jloads(r["request"]["body"]) or {}).get("method") == "notifications/cancelled"
                    and ((jloads(r["request"]["body"]) or {}).get("params") or {}).get("requestId") == c["id"]]
         any_cancel = [r for r in recs if (jloads(r["request"]["body"]) or {}).get("method") == "notifications/cancelled"]
-        if sc["cancel"]["notification"] and not cancels:
+        want_notification = i in late or sc["cancel"]["notification"]
+        if want_notification and not cancels:
             problems.append(f"no notifications/cancelled for id {c['id']!r} on the wire")
-        if not sc["cancel"]["notification"] and any_cancel:
+        if not want_notification and any_cancel:
             problems.append("a notifications/cancelled is on the wire")
+        if i in late and cancels and tsec(cancels[0]["ts"]) <= tsec(rec["end_ts"]):
+            problems.append(f"the cancel of id {c['id']!r} is not after its stream ended")
         if rec["end"] == "complete":
             problems.append(f"the cancelled call id={c['id']!r} completed")
-        f = {"id": c["id"], "jsonl_end": rec["end"], "closed_by": rec.get("closed_by"),
+        f = {"id": c["id"], "late": i in late, "cut_by_proxy": bool(rec.get("cut_by_proxy")),
+             "jsonl_end": rec["end"], "closed_by": rec.get("closed_by"),
              "sse_events_before_end": len(sse_messages((rec["response"] or {}).get("body") or "")),
              "call_to_end_ms": round((tsec(rec["end_ts"]) - tsec(rec["ts"])) * 1000)}
         if cancels:
@@ -658,7 +663,7 @@ def verify_http(sc, out):
             f["cut_jsonl"] = {"status": (rec["response"] or {}).get("status"), "end": rec["end"],
                               "sse_events": len(sse_messages((rec["response"] or {}).get("body") or "")),
                               "fault": rec.get("fault", {}).get("type")}
-    if sc.get("cancelled_calls"):
+    if sc.get("cancelled_calls") or sc.get("late_cancel_calls"):
         problems += check_cancel(sc, out, recs, calls, facts)
     if sc.get("impair"):
         facts["tcp_pcap"] = tcp_analysis(os.path.join(out, "capture.pcap"))
@@ -712,10 +717,11 @@ def session_note(facts):
     parts = []
     if facts.get("session"):
         s = facts["session"]
+        rep = (f"{s['healthy_repeats']} healthy repeats, each with at least "
+               f"{s['min_other_calls_between_healthy_repeats']} other call(s) in between; most repeated: "
+               f"{', '.join(s['most_repeated'])}" if s["healthy_repeats"] else "no other repeated call")
         parts.append(f"Session read back from the captures: {s['calls']} tools/call, {s['distinct_calls']} distinct "
-                     f"(tool, arguments); {s['healthy_repeats']} healthy repeats, each with at least "
-                     f"{s['min_other_calls_between_healthy_repeats']} other call(s) in between; most repeated: "
-                     f"{', '.join(s['most_repeated'])}; {s['duration_s']} s from first to last call.")
+                     f"(tool, arguments); {rep}; {s['duration_s']} s from first to last call.")
     for p in facts.get("planted") or []:
         s = (f"Planted pair ids {p['ids'][0]!r}, {p['ids'][1]!r}: identical and back to back, the second "
              f"sent {p['gap_ms']} ms after the first ended.")
@@ -733,7 +739,8 @@ def session_note(facts):
         t = c.get("tcp_pcap") or {}
         closes = "; ".join(f"frame {e['frame']} {e['flag']} by the {e['by']} {e['after_post_ms']} ms after the POST"
                            for e in t.get("closes", [])) or "none in the capture"
-        s = (f"Cancelled call id {c['id']!r}: its exchange ended '{c['jsonl_end']}'"
+        s = (f"{'Call id ' + repr(c['id']) + ', cut and only then cancelled' if c.get('late') else 'Cancelled call id ' + repr(c['id'])}"
+             f": its exchange ended '{c['jsonl_end']}'{' (cut by the proxy)' if c.get('cut_by_proxy') else ''}"
              f"{' (closed by the ' + c['closed_by'] + ')' if c.get('closed_by') else ''} {c['call_to_end_ms']} ms after "
              f"the POST, after {c['sse_events_before_end']} SSE event(s) and no response.")
         if "cancel_after_call_ms" in c:

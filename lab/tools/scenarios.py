@@ -469,4 +469,23 @@ add("cancel_close_stream_py", "Python client (auto -> 2026-07-28) -> Python serv
           "The client chose to stop waiting: NON_TERMINAL, but as a cancellation (issue 11: in 2026-07-28 over "
           "HTTP, closing the request's stream is the cancellation; INFO, with the reason), so no finding above INFO.")
 
+add("sse_cut_cancel_retry_ts", "TS client -> TS server (--agent-tools), SSE. The proxy cuts sync_notes' SSE stream after "
+    "its 2 progress events, before the result. The TS client does not notice at the call level (onerror only); at "
+    "its 600 ms request timeout it sends notifications/cancelled for the call (after the stream was already cut) and "
+    "rejects with -32001; the script re-sends the same sync_notes at once, which succeeds. A read_note before and "
+    "after.",
+    TS_AGENT, "ts", [NOTE, step(CUT, timeout_ms=600), step(NOTE, args={"name": "todo"})],
+    ["TOOL_SUCCESS", "STREAM_INCOMPLETE", "TOOL_SUCCESS", "TOOL_SUCCESS"],
+    findings=["NON_TERMINAL", "UNSAFE_REPLAY"],
+    rules=[{"match": tc("sync_notes", 1), "action": {"type": "forward", "cut_before_response": True}}],
+    cakewalk="errors.connection_close (mid-stream variant), then a client-side timeout",
+    planted=[{"anomaly": "retry after a cut: the proxy cut the sync_notes stream before its result; the TS client "
+                         "cancelled at its timeout and the script re-sent the call at once", "calls": [1, 2]}],
+    late_cancel_calls=[1], max_findings_above_info=2,
+    notes="The notifications/cancelled comes only after the server side had cut the call's stream, so it is not "
+          "a cancellation of a live call (docs/findings.md, NON_TERMINAL): the cut call is NON_TERMINAL above INFO. "
+          "The re-send after that failure is an UNSAFE_REPLAY (sync_notes is annotated neither read-only nor "
+          "idempotent) and, as in no_response_replay_*, not an UNEXPLAINED_REPEAT. cancelled_calls is left out on "
+          "purpose. max_findings_above_info = 2.")
+
 SCENARIOS = {s["name"]: s for s in S}
