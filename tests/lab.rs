@@ -134,8 +134,8 @@ fn every_lab_capture_in_every_format_matches_its_expected_results() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // 37 HTTP scenarios × 4 formats + 2 MRTR scenarios × 4 + 2 impaired-network scenarios × 3
     // (no HAR) + 2 stdio transcripts, + the long sessions (2 HTTP × 4 + 1 stdio transcript) and
-    // the 2 cancellation scenarios × 4, as committed.
-    assert!(checked >= 181, "only {checked} captures checked");
+    // the 3 cancellation scenarios (cancel_*, sse_cut_cancel_retry_ts) × 4, as committed.
+    assert!(checked >= 185, "only {checked} captures checked");
 }
 
 #[test]
