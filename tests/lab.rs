@@ -4,6 +4,12 @@
 //! `expected.json` lists. Those expectations were derived from what each scenario
 //! did and checked against the captures themselves, never from mcpsift's output.
 //! No npm, pip or network is needed: the captures are committed.
+//!
+//! Optional keys of `expected.json`, checked when present:
+//! - `max_findings_above_info`: the exact number of findings with a severity above
+//!   INFO (the planted anomalies of the long sessions, 0 for a cancellation);
+//! - `cancelled_calls`: ids of calls the client cancelled; every finding that names
+//!   one of them must be INFO.
 
 use mcpsift::batch::analyse_reader;
 use mcpsift::config::Config;
@@ -53,6 +59,15 @@ fn every_lab_capture_in_every_format_matches_its_expected_results() {
             .iter()
             .map(|f| f.as_str().unwrap().to_owned())
             .collect();
+        let want_above_info = expected
+            .get("max_findings_above_info")
+            .and_then(Value::as_u64)
+            .map(|n| n as usize);
+        let cancelled: BTreeSet<String> = expected
+            .get("cancelled_calls")
+            .and_then(Value::as_array)
+            .map(|ids| ids.iter().map(Value::to_string).collect())
+            .unwrap_or_default();
         for format in FORMATS {
             let path = dir.join(format);
             if !path.exists() {
@@ -84,13 +99,43 @@ fn every_lab_capture_in_every_format_matches_its_expected_results() {
                     a.problems
                 ));
             }
+            let above_info: Vec<String> = a
+                .findings
+                .iter()
+                .filter(|f| f.severity.as_str() != "INFO")
+                .map(|f| format!("{} {} {}", f.kind.as_str(), f.severity.as_str(), f.detail))
+                .collect();
+            if let Some(want) = want_above_info {
+                if above_info.len() != want {
+                    let shown = above_info.iter().take(8).cloned().collect::<Vec<_>>();
+                    failures.push(format!(
+                        "{}: {} finding(s) above INFO, expected exactly {want}; first ones: {shown:#?}",
+                        path.display(),
+                        above_info.len()
+                    ));
+                }
+            }
+            for f in &a.findings {
+                if f.severity.as_str() != "INFO"
+                    && f.ids.iter().any(|i| cancelled.contains(&i.to_string()))
+                {
+                    failures.push(format!(
+                        "{}: {} at {} names a cancelled call: {}",
+                        path.display(),
+                        f.kind.as_str(),
+                        f.severity.as_str(),
+                        f.detail
+                    ));
+                }
+            }
             checked += 1;
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // 37 HTTP scenarios × 4 formats + 2 MRTR scenarios × 4 + 2 impaired-network scenarios × 3
-    // (no HAR) + 2 stdio transcripts, as committed.
-    assert!(checked >= 164, "only {checked} captures checked");
+    // (no HAR) + 2 stdio transcripts, + the long sessions (2 HTTP × 4 + 1 stdio transcript) and
+    // the 3 cancellation scenarios (cancel_*, sse_cut_cancel_retry_ts) × 4, as committed.
+    assert!(checked >= 185, "only {checked} captures checked");
 }
 
 #[test]

@@ -21,8 +21,14 @@ T0 = time.monotonic()
 
 def note(ev):
     ev["t_ms"] = int((time.monotonic() - T0) * 1000)
-    obs["events"].append(ev)
     print("[py_client]", json.dumps(ev), file=sys.stderr, flush=True)
+    # plan["quiet"] (long sessions): count first attempts that returned, record everything else in full
+    if plan.get("quiet") and ev.get("event") == "call" and ev.get("outcome") == "returned" and ev.get("attempt") == 1:
+        k = ev["tool"] + (" (isError)" if ev.get("isError") else "")
+        obs.setdefault("returned", {})
+        obs["returned"][k] = obs["returned"].get(k, 0) + 1
+        return
+    obs["events"].append(ev)
 
 
 def target():

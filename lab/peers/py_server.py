@@ -1,11 +1,13 @@
 """Real MCP server built on the official Python SDK (mcp, pinned in lab/requirements.txt).
 
 Usage: python py_server.py --transport streamable|legacy-sse|stdio [--port N] [--json] [--stateless] [--mrtr]
-      [--host H]
+      [--agent-tools] [--host H]
 Loopback only by default. Tools: read_note, delete_file, fail_tool, slow_progress (same as ts_server.mjs).
 --mrtr adds confirm_delete, whose `confirm` parameter is filled by an elicitation (Resolve + Elicit):
 on a 2026-07-28 request the SDK answers round 1 with resultType "input_required" (inputRequests +
 requestState) and runs the tool when the client retries with inputResponses and the same requestState.
+--agent-tools adds the long-session tools: list_notes, search_notes (read-only), write_note (idempotent write),
+sync_notes (non-idempotent write that reports progress), as in ts_server.mjs.
 """
 import argparse
 import asyncio
@@ -22,6 +24,7 @@ ap.add_argument("--port", type=int, default=18082)
 ap.add_argument("--json", action="store_true")
 ap.add_argument("--stateless", action="store_true")
 ap.add_argument("--mrtr", action="store_true")
+ap.add_argument("--agent-tools", action="store_true")
 ap.add_argument("--host", default="127.0.0.1")
 args = ap.parse_args()
 
@@ -49,7 +52,8 @@ def fail_tool(reason: str = "no reason") -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=f"fail_tool failed: {reason}")], is_error=True)
 
 
-@mcp.tool(description="Sends notifications/progress (when the caller gave a progressToken) before its result.")
+@mcp.tool(description="Sends notifications/progress (when the caller gave a progressToken) before its result.",
+          annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False))
 async def slow_progress(steps: int, delay_ms: int, ctx: Context) -> str:
     for i in range(1, steps + 1):
         await asyncio.sleep(delay_ms / 1000)
@@ -75,6 +79,38 @@ if args.mrtr:
             return f"kept {path} (not confirmed)"
         deletions += 1
         return f"deleted {path} after confirmation (deletion #{deletions} in this server process)"
+
+
+if args.agent_tools:
+    # plain text results (no structuredContent copy): the long sessions' captures stay small
+    NOTES = {"groceries": "remember the milk", "todo": "call the plumber"}
+    SYNCS = [0]
+
+    @mcp.tool(description="List note names (read-only).",
+              annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False), structured_output=False)
+    def list_notes() -> str:
+        return ", ".join(sorted(NOTES))
+
+    @mcp.tool(description="Names of notes whose text contains the query (read-only).",
+              annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True, destructive_hint=False), structured_output=False)
+    def search_notes(query: str) -> str:
+        return ", ".join(k for k, v in NOTES.items() if query in v) or "none"
+
+    @mcp.tool(description="Create or replace a note (a write; idempotent: the same arguments leave the same state).",
+              annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=True, destructive_hint=False), structured_output=False)
+    def write_note(name: str, text: str) -> str:
+        NOTES[name] = text
+        return f"wrote {name}"
+
+    @mcp.tool(description="Push all notes to a target (a write, not idempotent: each call makes a new sync). "
+                          "Sends notifications/progress (when the caller gave a progressToken) before its result.",
+              annotations=ToolAnnotations(read_only_hint=False, idempotent_hint=False, destructive_hint=False), structured_output=False)
+    async def sync_notes(target: str, ctx: Context) -> str:
+        for i in (1, 2):
+            await asyncio.sleep(0.02)
+            await ctx.report_progress(i, 2)
+        SYNCS[0] += 1
+        return f"synced {len(NOTES)} notes to {target} (sync #{SYNCS[0]})"
 
 
 print(f"[py_server] {args.transport} port={args.port} json={args.json}", file=sys.stderr, flush=True)

@@ -1,5 +1,5 @@
 // Real MCP client built on the official TypeScript SDK. Driven by a JSON plan (file path in argv[2]).
-// Plan: {"transport":"streamable"|"legacy-sse"|"stdio", "url":..., "command":[...], "observe": "out.json",
+// Plan: {"transport":"streamable"|"legacy-sse"|"stdio", "url":..., "command":[...], "observe": "out.json", "quiet": bool,
 //        "steps":[{"op":"call","tool":..,"args":{..},"timeout_ms":..,"progress":bool,
 //                  "on_error":{"action":"retry"|"reconnect_retry","delay_ms":N}}, {"op":"sleep","ms":N}]}
 // The script records what the SDK did (result / exception) per attempt into plan.observe.
@@ -12,7 +12,18 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 const plan = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'));
 const observations = { client: 'typescript-sdk', transport: plan.transport, events: [] };
 const t0 = Date.now();
-const note = (ev) => { ev.t_ms = Date.now() - t0; observations.events.push(ev); process.stderr.write(`[ts_client] ${JSON.stringify(ev)}\n`); };
+const note = (ev) => {
+  ev.t_ms = Date.now() - t0;
+  process.stderr.write(`[ts_client] ${JSON.stringify(ev)}\n`);
+  // plan.quiet (long sessions): count first attempts that returned, record everything else in full
+  if (plan.quiet && ev.event === 'call' && ev.outcome === 'returned' && ev.attempt === 1) {
+    const k = `${ev.tool}${ev.isError ? ' (isError)' : ''}`;
+    observations.returned = observations.returned ?? {};
+    observations.returned[k] = (observations.returned[k] ?? 0) + 1;
+    return;
+  }
+  observations.events.push(ev);
+};
 const save = () => fs.writeFileSync(plan.observe, JSON.stringify(observations, null, 2) + '\n');
 
 function makeTransport() {

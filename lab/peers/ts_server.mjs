@@ -1,6 +1,8 @@
 // Real MCP server built on the official TypeScript SDK (@modelcontextprotocol/sdk, pinned in lab/package.json).
-// Usage: node ts_server.mjs --transport streamable|legacy-sse|stdio [--port N] [--json] [--event-store]
+// Usage: node ts_server.mjs --transport streamable|legacy-sse|stdio [--port N] [--json] [--event-store] [--agent-tools]
 // Loopback only (127.0.0.1). Tools: read_note, delete_file, fail_tool, slow_progress.
+// --agent-tools adds the long-session tools: list_notes, search_notes (read-only), write_note (idempotent
+// write), sync_notes (non-idempotent write that reports progress), as in py_server.py.
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -17,6 +19,7 @@ const transportKind = opt('--transport', 'streamable');
 const port = Number(opt('--port', '18082'));
 const jsonResponse = flag('--json');
 const useEventStore = flag('--event-store');
+const agentTools = flag('--agent-tools');
 const log = (...a) => process.stderr.write(`[ts_server] ${a.join(' ')}\n`);
 
 let deletions = 0;
@@ -43,6 +46,7 @@ function buildServer() {
   server.registerTool('slow_progress', {
     description: 'Sends notifications/progress (when the caller gave a progressToken) before its result.',
     inputSchema: { steps: z.number().int().min(1).max(10), delay_ms: z.number().int().min(0).max(2000) },
+    annotations: { readOnlyHint: true, idempotentHint: true, destructiveHint: false },
   }, async ({ steps, delay_ms }, extra) => {
     const token = extra._meta?.progressToken;
     for (let i = 1; i <= steps; i++) {
@@ -53,7 +57,45 @@ function buildServer() {
     }
     return { content: [{ type: 'text', text: `slow_progress done after ${steps} steps` }] };
   });
+  if (agentTools) addAgentTools(server);
   return server;
+}
+
+const notes = new Map([['groceries', 'remember the milk'], ['todo', 'call the plumber']]);
+let syncs = 0;
+function addAgentTools(server) {
+  const text = (t) => ({ content: [{ type: 'text', text: t }] });
+  server.registerTool('list_notes', {
+    description: 'List note names (read-only).',
+    inputSchema: {},
+    annotations: { readOnlyHint: true, idempotentHint: true, destructiveHint: false },
+  }, async () => text([...notes.keys()].sort().join(', ')));
+  server.registerTool('search_notes', {
+    description: 'Names of notes whose text contains the query (read-only).',
+    inputSchema: { query: z.string() },
+    annotations: { readOnlyHint: true, idempotentHint: true, destructiveHint: false },
+  }, async ({ query }) => text([...notes].filter(([, v]) => v.includes(query)).map(([k]) => k).join(', ') || 'none'));
+  server.registerTool('write_note', {
+    description: 'Create or replace a note (a write; idempotent: the same arguments leave the same state).',
+    inputSchema: { name: z.string(), text: z.string() },
+    annotations: { readOnlyHint: false, idempotentHint: true, destructiveHint: false },
+  }, async ({ name, text: t }) => { notes.set(name, t); return text(`wrote ${name}`); });
+  server.registerTool('sync_notes', {
+    description: 'Push all notes to a target (a write, not idempotent: each call makes a new sync). '
+      + 'Sends notifications/progress (when the caller gave a progressToken) before its result.',
+    inputSchema: { target: z.string() },
+    annotations: { readOnlyHint: false, idempotentHint: false, destructiveHint: false },
+  }, async ({ target }, extra) => {
+    const token = extra._meta?.progressToken;
+    for (let i = 1; i <= 2; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      if (token !== undefined) {
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, progress: i, total: 2 } });
+      }
+    }
+    syncs += 1;
+    return text(`synced ${notes.size} notes to ${target} (sync #${syncs})`);
+  });
 }
 
 async function readBody(req) {
@@ -107,7 +149,7 @@ if (transportKind === 'stdio') {
       if (!res.headersSent) jsonError(res, 500, -32603, 'Internal server error');
     }
   });
-  httpServer.listen(port, '127.0.0.1', () => log(`streamable http on 127.0.0.1:${port} json=${jsonResponse} eventStore=${useEventStore}`));
+  httpServer.listen(port, '127.0.0.1', () => log(`streamable http on 127.0.0.1:${port} json=${jsonResponse} eventStore=${useEventStore} agentTools=${agentTools}`));
 } else if (transportKind === 'legacy-sse') {
   const transports = new Map();
   const httpServer = http.createServer(async (req, res) => {

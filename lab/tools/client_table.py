@@ -63,6 +63,10 @@ def main():
             continue
         obs = json.load(open(p))
         calls = []
+        if obs.get("returned"):   # quiet plans (long sessions): first attempts that returned are only counted
+            n = sum(obs["returned"].values())
+            calls.append(f"{n} calls returned at the first attempt (" +
+                         ", ".join(f"{k} {v}" for k, v in sorted(obs["returned"].items())) + ")")
         for ev in obs["events"]:
             if ev["event"] == "call":
                 calls.append(f"{ev['tool']}#{ev['attempt']}: {describe(ev)}")

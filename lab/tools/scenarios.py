@@ -33,10 +33,13 @@ S = []
 
 
 def add(name, description, server, client, steps, expect, findings=(), rules=(), cakewalk=None, notes="",
-        client_mode=None, elicit=False, impair=None):
+        client_mode=None, elicit=False, impair=None, **extra):
+    """extra (optional): max_findings_above_info (int), planted ([{"anomaly", "calls": [call indexes]}]),
+    cancelled_calls ([call indexes]), cancel ({"notification": bool}: whether notifications/cancelled must be on
+    the wire for the cancelled calls), quiet (bool: the client script records only calls that did not return)."""
     S.append({"name": name, "description": description, "server": server, "client": client,
               "client_mode": client_mode, "elicit": elicit, "impair": impair, "steps": steps, "expect": list(expect), "findings": list(findings),
-              "rules": list(rules), "cakewalk": cakewalk, "notes": notes})
+              "rules": list(rules), "cakewalk": cakewalk, "notes": notes, **extra})
 
 
 # server specs: (sdk, transport, flags)
@@ -277,5 +280,212 @@ for sfx, srv, what in (("sse", TS_SSE, "SSE responses"), ("json", TS_JSON, "JSON
               "client segments as sent (before the bridge; a dropped one shows up again as a retransmission), "
               "server segments as received (after the bridge: duplicates and swapped pairs are on the wire). "
               "impairments.jsonl lists every drop/dup/reorder with TCP ports, seq and flags.")
+
+# ---------------------------------------------------------------- long, agent-like sessions (issue 11)
+# Hundreds of tools/call from one real SDK client, as an agent makes them: the same read-only call
+# (read_note{groceries}, list_notes{}) re-made again and again with other calls in between, other reads with
+# varied arguments, idempotent writes (write_note), non-idempotent writes (sync_notes{target:"laptop"}, also
+# re-made later), a few deletions of distinct files and tool errors with distinct arguments. No two identical
+# calls are ever back to back except where an anomaly is planted. The plan is generated from a fixed seed, so
+# a re-run sends the same calls in the same order.
+import json as _json
+import random as _random
+
+NOTE_NAMES = ["recipes", "travel", "books", "meeting", "budget", "garden", "gifts", "ideas", "health", "car"]
+QUERIES = ["milk", "plumber", "flight", "chapter", "budget", "seeds", "dentist", "oil"]
+WRITE_TEXTS = ["draft", "done", "v2"]
+DOUBLE = {"op": "call", "tool": "delete_file", "args": {"path": "/tmp/lab/draft-v2.txt"}, "timeout_ms": 5000}
+CUT = {"op": "call", "tool": "sync_notes", "args": {"target": "backup"}, "progress": True, "timeout_ms": 5000,
+       "on_error": {"action": "retry", "delay_ms": 0}}
+
+
+def _call(tool, args, **kw):
+    d = {"op": "call", "tool": tool, "args": args, "timeout_ms": 5000}
+    d.update(kw)
+    return d
+
+
+def _key(st):
+    return (st["tool"], _json.dumps(st["args"], sort_keys=True))
+
+
+def long_session(seed, healthy, cut_outcome=None):
+    """Steps, expected outcomes (one per tools/call on the wire), planted anomalies (call indexes), and the
+    1-based position of the cut call among sync_notes calls (for the fault rule)."""
+    rnd = _random.Random(seed)
+    counters = {"del": 0, "fail": 0}
+
+    def pick():
+        r = rnd.random() * 100
+        if r < 22:
+            return _call("read_note", {"name": "groceries"})
+        if r < 30:
+            return _call("read_note", {"name": "todo"})
+        if r < 42:
+            return _call("read_note", {"name": rnd.choice(NOTE_NAMES)})
+        if r < 52:
+            return _call("list_notes", {})
+        if r < 60:
+            return _call("search_notes", {"query": rnd.choice(QUERIES)})
+        if r < 64:
+            return _call("slow_progress", {"steps": 2, "delay_ms": 5}, progress=True)
+        if r < 82:
+            return _call("write_note", {"name": rnd.choice(["groceries", "todo"] + NOTE_NAMES[:4]),
+                                        "text": rnd.choice(WRITE_TEXTS)})
+        if r < 87:
+            return _call("sync_notes", {"target": "laptop"}, progress=True)
+        if r < 93:
+            counters["del"] += 1
+            return _call("delete_file", {"path": f"/tmp/lab/tmp-{counters['del']}.txt"})
+        if r < 97:
+            return _call("read_note", {"name": "todo"})
+        counters["fail"] += 1
+        return _call("fail_tool", {"reason": f"lab-{counters['fail']}"})
+
+    calls = []
+    while len(calls) < healthy:
+        st = pick()
+        if calls and _key(calls[-1]) == _key(st):
+            continue   # never two identical calls back to back (outside the planted anomalies)
+        calls.append(st)
+    at_double, at_cut = int(healthy * 0.4), int(healthy * 0.7)
+    seq = calls[:at_double] + [dict(DOUBLE), dict(DOUBLE)] + calls[at_double:at_cut]
+    if cut_outcome:
+        seq += [dict(CUT)]
+    seq += calls[at_cut:]
+    steps, expect, planted, wire = [], [], [], 0
+    cut_nth = None
+    n_sync = 0
+    for i, st in enumerate(seq):
+        if i and i % 17 == 0 and st is not seq[i - 1] and _key(seq[i - 1]) != _key(st) \
+                and seq[i - 1].get("on_error") is None:
+            steps.append({"op": "sleep", "ms": 150 + (i * 37) % 200})   # an agent "thinking" between calls
+        steps.append(st)
+        if st["tool"] == "sync_notes":
+            n_sync += 1
+        if st is seq[at_double]:
+            planted.append({"anomaly": "double dispatch: the same delete_file sent twice back to back by the "
+                                       "script, the second right after the first's response",
+                            "calls": [wire, wire + 1]})
+        if st.get("on_error"):
+            cut_nth = n_sync
+            planted.append({"anomaly": "retry after a cut: the proxy cut the sync_notes call before its "
+                                       "response and the script re-sent it at once",
+                            "calls": [wire, wire + 1]})
+            expect += [cut_outcome, "TOOL_SUCCESS"]
+            wire += 2
+            n_sync += 1
+            continue
+        expect.append("TOOL_ERROR" if st["tool"] == "fail_tool" else "TOOL_SUCCESS")
+        wire += 1
+    return steps, expect, planted, cut_nth
+
+
+LONG_NOTES = (
+    "Findings: the planted anomalies alone. (1) The double dispatch: an identical delete_file sent again right "
+    "after the first, no other call in between; by the repeat rules of issue 11 (a double dispatch is a retry "
+    "candidate whatever the first outcome) and as in client_repeat_destructive_*, it is UNEXPLAINED_REPEAT "
+    "(delete_file is annotated destructive). {cut}Everything else is healthy: every other repeated call (e.g. "
+    "read_note{{name:groceries}} {groceries} times, list_notes{{}} {listn} times, sync_notes{{target:laptop}} "
+    "{laptop} times, identical write_note calls) is a re-invocation made after the earlier one returned its "
+    "result, with other calls in between, which raises nothing above INFO (issue 11, rule 2). Distinct "
+    "fail_tool reasons mean no failed call is ever repeated. max_findings_above_info = {maxf}: one finding per "
+    "planted anomaly kind listed.")
+CUT_NOTE = (
+    "(2) The cut: the proxy {how}; the call is {outcome} and NON_TERMINAL. The script re-sent the same sync_notes "
+    "at once (same arguments, new id): a repeat after an attempt that may have run, of a tool annotated neither "
+    "read-only nor idempotent, so UNSAFE_REPLAY; as in no_response_replay_*, UNEXPLAINED_REPEAT is not listed "
+    "for it (the first attempt had ended without a result, the failure explains the retry). ")
+
+
+def _long_add(name, desc, server, client, healthy, seed, cut=None, client_mode=None):
+    steps, expect, planted, cut_nth = long_session(seed, healthy, cut and cut["outcome"])
+    calls = [s for s in steps if s["op"] == "call"]
+    cnt = lambda t, a: sum(1 for s in calls if _key(s) == (t, _json.dumps(a, sort_keys=True)))  # noqa: E731
+    findings = ["UNEXPLAINED_REPEAT"] + (["NON_TERMINAL", "UNSAFE_REPLAY"] if cut else [])
+    rules = [{"match": tc("sync_notes", cut_nth), "action": cut["action"]}] if cut else []
+    notes = LONG_NOTES.format(cut=CUT_NOTE.format(how=cut["how"], outcome=cut["outcome"]) if cut else "",
+                              groceries=cnt("read_note", {"name": "groceries"}), listn=cnt("list_notes", {}),
+                              laptop=cnt("sync_notes", {"target": "laptop"}), maxf=len(findings))
+    add(name, desc, server, client, steps, expect, findings=sorted(findings), rules=rules,
+        cakewalk="(agent-like long session; issue 11)", notes=notes, client_mode=client_mode,
+        max_findings_above_info=len(findings), planted=planted, quiet=True)
+
+
+TS_AGENT = ("ts", "streamable", ["--agent-tools"])
+PY_AGENT = ("py", "streamable", ["--agent-tools"])
+_long_add("long_session_ts", "A long agent-like session: TS client -> TS server (--agent-tools), Streamable HTTP "
+          "with SSE responses, one session. Re-reads of the same read-only calls throughout, other reads, writes; "
+          "planted: one double dispatch of delete_file and one retry of sync_notes after the proxy closed the "
+          "connection before its response.",
+          TS_AGENT, "ts", 206, 1101,
+          cut={"outcome": "NO_RESPONSE", "action": {"type": "close"},
+               "how": "read the sync_notes POST and closed the connection without any response (the TS client "
+                      "throws 'fetch failed' at once and stays usable)"})
+_long_add("long_session_py", "A long agent-like session: Python client (auto -> 2026-07-28) -> Python server "
+          "(--agent-tools), Streamable HTTP (SSE for calls that stream progress, JSON otherwise). Re-reads of the "
+          "same read-only calls throughout, other reads, writes; planted: one double dispatch of delete_file and "
+          "one retry of sync_notes after the proxy cut its SSE stream before the result.",
+          PY_AGENT, "py", 206, 1102,
+          cut={"outcome": "STREAM_INCOMPLETE", "action": {"type": "forward", "cut_before_response": True},
+               "how": "forwarded sync_notes' SSE stream (2 progress events) and closed the connection before the "
+                      "result event, without the terminating chunk (the Python client raises 'SSE stream ended "
+                      "without a response' at once and stays usable)"})
+_long_add("long_session_stdio_py", "A long agent-like session over stdio: Python client (2026-07-28) -> Python "
+          "server (--agent-tools) through stdio_tee.py. Re-reads of the same read-only calls throughout, other "
+          "reads, writes; planted: one double dispatch of delete_file.",
+          ("py", "stdio", ["--agent-tools"]), "py", 210, 1103)
+
+# ---------------------------------------------------------------- real cancellations (issue 11)
+CANCEL_SLOW = {"op": "call", "tool": "slow_progress", "args": {"steps": 4, "delay_ms": 400}, "progress": True,
+               "timeout_ms": 700}
+add("cancel_timeout_ts", "TS client -> TS server, SSE responses. slow_progress{steps:4, delay_ms:400} is called "
+    "with a request timeout of 700 ms (RequestOptions.timeout), shorter than the tool's 1.6 s: after the first "
+    "progress event the SDK's timeout fires, it sends notifications/cancelled {requestId, reason} and rejects the "
+    "call with McpError -32001. The script waits 1.5 s and calls read_note, which succeeds.",
+    TS_SSE, "ts", [NOTE, CANCEL_SLOW, {"op": "sleep", "ms": 1500}, step(NOTE, args={"name": "todo"})],
+    ["TOOL_SUCCESS", "STREAM_INCOMPLETE", "TOOL_SUCCESS"], findings=["NON_TERMINAL"],
+    cakewalk="(client cancellation; not a Cakewalk scenario)", cancelled_calls=[1], cancel={"notification": True},
+    max_findings_above_info=0,
+    notes="Observed: the SDK POSTs notifications/cancelled on another connection when its timeout fires and does "
+          "not abort the fetch of the cancelled POST: the server sends nothing more on that SSE stream (no further "
+          "progress, no result), and the stream stays open until client.close() at the end of the script, when "
+          "the client closes it with a FIN (so the cancel precedes the stream's end by about 1.5 s). "
+          "The client chose to stop waiting: NON_TERMINAL, but as a cancellation (issue 11: INFO, with the "
+          "reason), so no finding above INFO.")
+add("cancel_close_stream_py", "Python client (auto -> 2026-07-28) -> Python server, SSE for the streaming call. "
+    "slow_progress{steps:4, delay_ms:400} is called with read_timeout_seconds=0.7, shorter than the tool's 1.6 s: "
+    "the SDK's timeout fires, and on a 2026-07-28 HTTP connection the SDK cancels by closing the POST's response "
+    "stream instead of POSTing notifications/cancelled. The script waits 1.5 s and calls read_note, which "
+    "succeeds.",
+    PY_SSE, "py", [NOTE, CANCEL_SLOW, {"op": "sleep", "ms": 1500}, step(NOTE, args={"name": "todo"})],
+    ["TOOL_SUCCESS", "STREAM_INCOMPLETE", "TOOL_SUCCESS"], findings=["NON_TERMINAL"],
+    cakewalk="(client cancellation; not a Cakewalk scenario)", cancelled_calls=[1], cancel={"notification": False},
+    max_findings_above_info=0,
+    notes="Observed: at its read timeout the SDK turns the cancel into closing the POST's response stream "
+          "(mcp/client/streamable_http.py, _consume_modern_cancellation: no notifications/cancelled is POSTed); "
+          "httpx closes that keep-alive connection with a FIN, right after the timeout. The next call opens a new "
+          "connection. "
+          "The client chose to stop waiting: NON_TERMINAL, but as a cancellation (issue 11: in 2026-07-28 over "
+          "HTTP, closing the request's stream is the cancellation; INFO, with the reason), so no finding above INFO.")
+
+add("sse_cut_cancel_retry_ts", "TS client -> TS server (--agent-tools), SSE. The proxy cuts sync_notes' SSE stream after "
+    "its 2 progress events, before the result. The TS client does not notice at the call level (onerror only); at "
+    "its 600 ms request timeout it sends notifications/cancelled for the call (after the stream was already cut) and "
+    "rejects with -32001; the script re-sends the same sync_notes at once, which succeeds. A read_note before and "
+    "after.",
+    TS_AGENT, "ts", [NOTE, step(CUT, timeout_ms=600), step(NOTE, args={"name": "todo"})],
+    ["TOOL_SUCCESS", "STREAM_INCOMPLETE", "TOOL_SUCCESS", "TOOL_SUCCESS"],
+    findings=["NON_TERMINAL", "UNSAFE_REPLAY"],
+    rules=[{"match": tc("sync_notes", 1), "action": {"type": "forward", "cut_before_response": True}}],
+    cakewalk="errors.connection_close (mid-stream variant), then a client-side timeout",
+    planted=[{"anomaly": "retry after a cut: the proxy cut the sync_notes stream before its result; the TS client "
+                         "cancelled at its timeout and the script re-sent the call at once", "calls": [1, 2]}],
+    late_cancel_calls=[1], max_findings_above_info=2,
+    notes="The notifications/cancelled comes only after the server side had cut the call's stream, so it is not "
+          "a cancellation of a live call (docs/findings.md, NON_TERMINAL): the cut call is NON_TERMINAL above INFO. "
+          "The re-send after that failure is an UNSAFE_REPLAY (sync_notes is annotated neither read-only nor "
+          "idempotent) and, as in no_response_replay_*, not an UNEXPLAINED_REPEAT. cancelled_calls is left out on "
+          "purpose. max_findings_above_info = 2.")
 
 SCENARIOS = {s["name"]: s for s in S}
