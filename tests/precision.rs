@@ -117,11 +117,12 @@ fn session(others: &[(u8, u32)], gap_s: u32) -> String {
         .collect();
     offsets.sort_by_key(|o| o.1);
     for (i, (k, ms)) in offsets.iter().enumerate() {
-        // Other tools, or the same tool with other arguments.
+        // Other tools, or the same tool with other arguments; each one distinct, or
+        // two of them back to back would be a genuine double dispatch.
         let (tool, arg) = match k % 3 {
-            0 => ("list", format!("dir{k}")),
-            1 => ("search", format!("q{k}")),
-            _ => ("read", format!("file{k}.md")),
+            0 => ("list", format!("dir{k}-{i}")),
+            1 => ("search", format!("q{k}-{i}")),
+            _ => ("read", format!("file{k}-{i}.md")),
         };
         push(2 + i, *ms, tool, arg);
     }

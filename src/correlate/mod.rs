@@ -557,6 +557,36 @@ impl Correlator {
         self.seq += 1;
     }
 
+    /// Puts the calls in the order they were requested and numbers them so. A capture
+    /// records a call when its stream ends, so a long stream would otherwise come
+    /// after calls sent later; the observations that name calls follow the renumbering.
+    fn order_by_request(&mut self) {
+        let calls = &mut self.out.calls;
+        calls.sort_by(|a, b| {
+            (a.started_at, &a.locator, a.seq).cmp(&(b.started_at, &b.locator, b.seq))
+        });
+        let mut renumber: HashMap<usize, usize> = HashMap::with_capacity(calls.len());
+        for (i, c) in calls.iter_mut().enumerate() {
+            if c.seq != i {
+                renumber.insert(c.seq, i);
+                c.seq = i;
+            }
+        }
+        if renumber.is_empty() {
+            return;
+        }
+        for o in &mut self.observations {
+            let call = match o {
+                Observation::StrayResponse { call: Some(c), .. } => c,
+                Observation::Reconnect { call, .. } | Observation::ErrorText { call, .. } => call,
+                _ => continue,
+            };
+            if let Some(&n) = renumber.get(call) {
+                *call = n;
+            }
+        }
+    }
+
     /// Ends the input: closes what is still open and runs the cross-call rules.
     pub fn finish(mut self) -> Analysis {
         self.flush_stdio_pending(End::CaptureEnded);
@@ -587,7 +617,7 @@ impl Correlator {
                 );
             }
         }
-        self.out.calls.sort_by_key(|c| c.seq);
+        self.order_by_request();
         for c in &mut self.out.calls {
             c.annotations = c
                 .tool

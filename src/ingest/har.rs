@@ -540,9 +540,16 @@ fn recorder_reason(entry: &RawEntry, resp: Option<&RawResponse>) -> Option<Strin
 /// Whether a recorder's failure text says the client gave up.
 fn client_gave_up(note: &str) -> bool {
     let n = note.to_ascii_lowercase();
-    ["abort", "cancel", "ns_binding_aborted", "user"]
-        .iter()
-        .any(|w| n.contains(w))
+    // mitmproxy writes "Client disconnected." when the client closed first.
+    [
+        "abort",
+        "cancel",
+        "ns_binding_aborted",
+        "user",
+        "client disconnected",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
 }
 
 struct Timing {

@@ -350,6 +350,12 @@ fn http_record(obj: &Obj) -> Result<HttpExchange, String> {
         })?,
         None => End::Complete,
     };
+    // A recorder that says who closed a stream ("closed_by": "client") says the
+    // client gave up: in 2026-07-28 that is how a call is cancelled.
+    let end = match (end, raw_str(obj, "closed_by").as_deref()) {
+        (End::Closed | End::Reset, Some("client")) => End::ClientClosed,
+        (end, _) => end,
+    };
     let recorder_note = raw_str(obj, "error").or_else(|| raw_str(obj, "note"));
     let response = match obj.get("response").map(|r| r.get().trim()) {
         None | Some("null") => None,
