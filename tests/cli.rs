@@ -281,6 +281,46 @@ fn stdin_and_gzip_are_read_by_content() {
     }
 }
 
+/// `cat capture.tar.gz | mcpsift analyze -` and a pcapng written to stdin in small
+/// writes (as `tcpdump -w -` or `ssh host cat` deliver it) give the file's report.
+#[test]
+fn stdin_in_small_writes_gives_the_report_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcapng = repo("lab/captures/gzip_chunked_ts/capture.pcapng");
+    let archive = dir.path().join("logs.tar.gz");
+    std::fs::write(&archive, samples_tar_gz()).unwrap();
+    for file in [pcapng, archive] {
+        let data = std::fs::read(&file).unwrap();
+        let from_file = analyze(&[file.to_str().unwrap(), "--format", "jsonl"]);
+        let mut child = bin()
+            .args(["analyze", "-", "--format", "jsonl"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            for chunk in data.chunks(5) {
+                stdin.write_all(chunk).unwrap();
+                stdin.flush().unwrap();
+            }
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        assert_eq!(
+            out.status.code(),
+            from_file.status.code(),
+            "{}",
+            stderr(&out)
+        );
+        let name = file.to_str().unwrap();
+        let from_file = String::from_utf8_lossy(&from_file.stdout).replace(name, "-");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), from_file);
+        assert!(from_file.contains("\"type\":\"call\""), "{from_file}");
+    }
+}
+
 #[test]
 fn a_closed_stdout_ends_the_run_quietly() {
     let mut child = bin()

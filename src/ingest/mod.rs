@@ -141,7 +141,8 @@ pub fn open<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a
 fn open_inner<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
     let mut reader: Box<dyn BufRead + 'a> = Box::new(BufReader::with_capacity(256 << 10, reader));
     for _ in 0..3 {
-        let head = fill_head_of(&mut reader)?;
+        let head;
+        (head, reader) = fill_head_of(reader)?;
         if head.starts_with(&[0x1f, 0x8b]) {
             let cap = limits.max_decompressed_bytes;
             let dec = CappedReader {
@@ -160,11 +161,73 @@ fn open_inner<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<
     Err(IngestError::TooDeep(3))
 }
 
-/// Up to 8 KiB of the reader's first bytes, without consuming them; a pipe may hand
-/// them over in several reads, so read until 512 bytes (a tar header) or the end.
-fn fill_head_of(reader: &mut Box<dyn BufRead + '_>) -> io::Result<Vec<u8>> {
-    let buf = reader.fill_buf()?;
-    Ok(buf[..buf.len().min(8192)].to_vec())
+/// How many first bytes the sniffer looks at: a tar header needs 512, a HAR's `log`
+/// key may sit a few KiB in.
+const HEAD_BYTES: usize = 8192;
+
+/// The reader's first `HEAD_BYTES` (fewer only at the end of the input), and a
+/// reader that still yields them. A pipe or a decoder hands bytes over in reads of
+/// any size, down to one byte, so one `fill_buf` is not enough: the same bytes
+/// must be sniffed the same way from a file and from any pipe.
+fn fill_head_of<'a>(
+    mut reader: Box<dyn BufRead + 'a>,
+) -> io::Result<(Vec<u8>, Box<dyn BufRead + 'a>)> {
+    let first = loop {
+        match reader.fill_buf() {
+            Ok(b) => break b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    };
+    if first.len() >= HEAD_BYTES || first.is_empty() {
+        // The common case (a file): the buffer already holds the head, no copy kept.
+        let head = first[..first.len().min(HEAD_BYTES)].to_vec();
+        return Ok((head, reader));
+    }
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    let mut failed = None;
+    while head.len() < HEAD_BYTES {
+        let buf = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // An error after some bytes (a damaged gzip tail) belongs to the reader
+            // that meets it, as it would from a file: hand it over after the head.
+            Err(e) if !head.is_empty() => {
+                failed = Some(e);
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let n = buf.len().min(HEAD_BYTES - head.len());
+        head.extend_from_slice(&buf[..n]);
+        reader.consume(n);
+    }
+    let rest: Box<dyn BufRead + 'a> = match failed {
+        None => reader,
+        Some(e) => Box::new(BufReader::new(FailFirst {
+            error: Some(e),
+            inner: reader,
+        })),
+    };
+    Ok((head.clone(), Box::new(io::Cursor::new(head).chain(rest))))
+}
+
+/// Fails its first read with `error`, then reads `inner`.
+struct FailFirst<R> {
+    error: Option<io::Error>,
+    inner: R,
+}
+
+impl<R: Read> Read for FailFirst<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => self.inner.read(buf),
+        }
+    }
 }
 
 /// Reads one whole input, detecting its format, pushing into `sink`.
@@ -207,7 +270,8 @@ fn read_sniffed(
     limits: &Limits,
     sink: &mut dyn Sink,
 ) -> Result<Format, IngestError> {
-    let head = fill_head_of(&mut reader)?;
+    let head;
+    (head, reader) = fill_head_of(reader)?;
     match sniff(&head) {
         Sniffed::Empty => Err(IngestError::Empty),
         // `open` undid three levels of gzip already; a fourth is refused.
