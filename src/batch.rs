@@ -235,23 +235,30 @@ fn error_report(path: String, error: String) -> InputReport {
 }
 
 /// A report from what reading one input gave; `walked` inputs that are no input
-/// at all (empty, binary, unrecognised) are skipped instead of being errors.
+/// at all (empty, binary, unrecognised, a log with no MCP record) are skipped
+/// instead of being errors. An input of which not one record could be read is an
+/// error, whatever its problems were: `status: ok` would say it was read.
 fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked: bool) -> Analysed {
     match result {
-        Ok((format, analysis)) => Ok(InputReport {
-            path,
-            format,
-            status: Status::Ok,
-            error: None,
-            analysis,
-        }),
+        Ok((format, analysis)) => {
+            let nothing_read = analysis.exchanges == 0 && !analysis.problems.is_empty();
+            Ok(InputReport {
+                path,
+                format,
+                status: if nothing_read {
+                    Status::Error
+                } else {
+                    Status::Ok
+                },
+                error: nothing_read.then(|| {
+                    "no record could be read: every one was rejected (the problems are listed)"
+                        .to_owned()
+                }),
+                analysis,
+            })
+        }
         Err(e) => {
-            if walked
-                && matches!(
-                    e,
-                    IngestError::Empty | IngestError::Binary(_) | IngestError::Unrecognised(_)
-                )
-            {
+            if walked && e.is_not_an_input() {
                 return Err((path, e.to_string()));
             }
             Ok(error_report(path, e.to_string()))

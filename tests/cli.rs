@@ -787,3 +787,101 @@ fn a_file_of_garbage_lines_lists_a_thousand_problems_and_counts_the_rest() {
     // The one call is still analysed.
     assert_eq!(records.iter().filter(|r| r["type"] == "call").count(), 1);
 }
+
+/// A directory with MCP logs beside another program's JSON log (the lab's
+/// `impairments.jsonl`): the log is skipped with its reason, so `--fail-on` can
+/// still return 1; named on its own it is an input that could not be read.
+#[test]
+fn a_log_with_no_mcp_record_is_skipped_in_a_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo("samples/streamable-http.jsonl"),
+        dir.path().join("streamable-http.jsonl"),
+    )
+    .unwrap();
+    let app_log = dir.path().join("impairments.jsonl");
+    std::fs::write(
+        &app_log,
+        "{\"t\": 1.09, \"event\": \"drop\", \"sport\": 38212, \"len\": 0}\n\
+         {\"t\": 2.12, \"event\": \"dup\", \"sport\": 38218, \"len\": 0}\n\
+         {\"t\": 2.15, \"event\": \"dup\", \"sport\": 38218, \"len\": 0\n",
+    )
+    .unwrap();
+    let out = analyze(&[
+        dir.path().to_str().unwrap(),
+        "--format",
+        "jsonl",
+        "--fail-on",
+        "UNSAFE_REPLAY",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let records = jsonl(&out);
+    let summary = records.last().unwrap();
+    assert_eq!(summary["inputs"], 1);
+    assert_eq!(summary["inputs_with_errors"], 0);
+    let skipped = summary["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 1, "{summary}");
+    assert_eq!(skipped[0]["path"], app_log.to_str().unwrap());
+    assert!(
+        skipped[0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no MCP record in 2 JSON lines"),
+        "{summary}"
+    );
+    // Named on its own, it is no input: exit 2, and it says why.
+    let out = analyze(&[app_log.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no MCP record"), "{}", stderr(&out));
+}
+
+/// Mostly MCP with some bad lines is an input with problems; a file every record of
+/// which was rejected is never `status: ok`; the table's last line counts both.
+#[test]
+fn rejected_records_are_errors_and_the_table_counts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mostly = dir.path().join("a-mostly-mcp.jsonl");
+    let mut text = std::fs::read_to_string(repo("samples/stdio-tee.jsonl")).unwrap();
+    text.push_str("{\"app\": \"started\"}\nnot json\n");
+    std::fs::write(&mostly, text).unwrap();
+    let rejected = dir.path().join("b-rejected.jsonl");
+    std::fs::write(
+        &rejected,
+        "{\"request\": 5, \"response\": {}}\n{\"dir\": \"sideways\", \"msg\": {\"jsonrpc\": \"2.0\"}}\n",
+    )
+    .unwrap();
+    let out = analyze(&[dir.path().to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let records = jsonl(&out);
+    let inputs: Vec<&Value> = records.iter().filter(|r| r["type"] == "input").collect();
+    assert_eq!(inputs.len(), 2, "{records:?}");
+    assert_eq!(inputs[0]["status"], "ok");
+    assert_eq!(inputs[0]["calls"], 3);
+    assert_eq!(inputs[0]["problems"].as_array().unwrap().len(), 2);
+    assert_eq!(inputs[1]["status"], "error");
+    assert!(inputs[1]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("no record could be read"));
+    assert_eq!(inputs[1]["problems"].as_array().unwrap().len(), 2);
+    assert_eq!(records.last().unwrap()["inputs_with_errors"], 2);
+
+    let out = analyze(&[dir.path().to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let last = table.lines().last().unwrap();
+    assert!(
+        last.starts_with("2 inputs (2 with errors), 3 tools/call"),
+        "{table}"
+    );
+    // A clean run says nothing about errors.
+    let out = analyze(&[repo("samples/stdio-tee.jsonl").to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("1 input, 3 tools/call"),
+        "{table}"
+    );
+}

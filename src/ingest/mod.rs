@@ -104,6 +104,24 @@ pub enum IngestError {
     Har(String),
     #[error("compressed inside compressed more than {0} levels deep")]
     TooDeep(u32),
+    /// JSON lines none of which is an MCP record: another program's log.
+    #[error("no MCP record in {lines} JSON lines (an application log?): none is an HTTP exchange record, a transcript message, a JSON-RPC message or a client-log event")]
+    NotMcp { lines: u64 },
+}
+
+impl IngestError {
+    /// True when the input is no input of mcpsift at all (empty, binary, another
+    /// program's text or log), rather than an input that could not be read: found
+    /// under a directory or in an archive, such a file is skipped with its reason.
+    pub fn is_not_an_input(&self) -> bool {
+        matches!(
+            self,
+            IngestError::Empty
+                | IngestError::Binary(_)
+                | IngestError::Unrecognised(_)
+                | IngestError::NotMcp { .. }
+        )
+    }
 }
 
 /// A recorded response body: parsed as SSE when its Content-Type says
@@ -289,7 +307,14 @@ fn read_sniffed(
             Ok(Format::Har)
         }
         Sniffed::Jsonl => {
-            jsonl::read(&mut reader, limits, sink)?;
+            let seen = jsonl::read(&mut reader, limits, sink)?;
+            // Not one MCP record, only other JSON objects: another program's log. A
+            // line shaped like MCP that failed makes it an MCP input with problems.
+            if seen.records == 0 && seen.foreign > 0 && seen.broken == 0 {
+                return Err(IngestError::NotMcp {
+                    lines: seen.foreign,
+                });
+            }
             Ok(Format::Jsonl)
         }
         Sniffed::JsonArray => {
