@@ -83,10 +83,12 @@ pub struct PathError {
 }
 
 /// A file to analyse, and whether it was found by walking a directory; or a path
-/// that could not be opened, kept in place so reports follow the order given.
+/// that could not be opened, kept in place so reports follow the order given; or a
+/// walked entry that is no file to read (a FIFO, a broken link), kept with its reason.
 enum Planned {
     File { input: Input, walked: bool },
     Missing(PathError),
+    Skipped(String, String),
 }
 
 fn plan(inputs: &[Input]) -> Vec<Planned> {
@@ -100,29 +102,8 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
             continue;
         };
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => {
-                let walker = walkdir::WalkDir::new(p)
-                    .follow_links(false)
-                    .sort_by_file_name();
-                for entry in walker {
-                    match entry {
-                        Ok(e) if e.file_type().is_file() => out.push(Planned::File {
-                            input: Input::Path(e.into_path()),
-                            walked: true,
-                        }),
-                        Ok(_) => {}
-                        Err(e) => out.push(Planned::Missing(PathError {
-                            path: e
-                                .path()
-                                .map(|p| p.display().to_string())
-                                .unwrap_or_else(|| p.display().to_string()),
-                            source: e
-                                .into_io_error()
-                                .unwrap_or_else(|| io::Error::other("directory loop")),
-                        })),
-                    }
-                }
-            }
+            Ok(m) if m.is_dir() => walk(p, &mut out),
+            // A named FIFO is read: `mcpsift analyze <(zcat x.gz)` names one.
             Ok(_) => out.push(Planned::File {
                 input: input.clone(),
                 walked: false,
@@ -134,6 +115,78 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
         }
     }
     out
+}
+
+/// Every file under `dir`, in sorted order. Symbolic links are followed (a log
+/// directory often links to the latest capture), with walkdir's loop detection;
+/// what cannot be read as a file is listed as skipped, with the reason, rather than
+/// dropped in silence.
+fn walk(dir: &std::path::Path, out: &mut Vec<Planned>) {
+    let walker = walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name();
+    for entry in walker {
+        match entry {
+            Ok(e) if e.file_type().is_file() => out.push(Planned::File {
+                input: Input::Path(e.into_path()),
+                walked: true,
+            }),
+            Ok(e) if e.file_type().is_dir() => {}
+            Ok(e) => {
+                let why = special_file(&e.file_type());
+                out.push(Planned::Skipped(e.path().display().to_string(), why));
+            }
+            Err(e) => {
+                let path = e
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| dir.display().to_string());
+                if let Some(ancestor) = e.loop_ancestor() {
+                    let why = format!(
+                        "a symbolic link back to {}, which is being walked already (a loop); not followed",
+                        ancestor.display()
+                    );
+                    out.push(Planned::Skipped(path, why));
+                    continue;
+                }
+                let source = e
+                    .into_io_error()
+                    .unwrap_or_else(|| io::Error::other("cannot be walked"));
+                let broken = source.kind() == io::ErrorKind::NotFound
+                    && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink());
+                if broken {
+                    let target = std::fs::read_link(&path)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default();
+                    out.push(Planned::Skipped(
+                        path,
+                        format!("a broken symbolic link (to {target}, which does not exist)"),
+                    ));
+                } else {
+                    out.push(Planned::Missing(PathError { path, source }));
+                }
+            }
+        }
+    }
+}
+
+/// Why a walked entry that is neither a file nor a directory is not read.
+fn special_file(t: &std::fs::FileType) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe): reading it could wait forever; name it on its own to read it".to_owned();
+        }
+        if t.is_socket() {
+            return "a socket, not a file".to_owned();
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device, not a file".to_owned();
+        }
+    }
+    let _ = t;
+    "not a regular file".to_owned()
 }
 
 /// Analyses every input. Path errors (a missing file) become error reports too.
@@ -176,6 +229,7 @@ fn analyse_one(p: &Planned, config: &Config) -> Vec<Analysed> {
         Planned::Missing(e) => {
             return vec![Ok(error_report(e.path.clone(), e.source.to_string()))];
         }
+        Planned::Skipped(path, why) => return vec![Err((path.clone(), why.clone()))],
     };
     let path = input.display();
     let reader: Box<dyn Read> = match input {

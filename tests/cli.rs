@@ -885,3 +885,77 @@ fn rejected_records_are_errors_and_the_table_counts_them() {
         "{table}"
     );
 }
+
+/// A directory walk follows symbolic links to files and directories (with loop
+/// detection) and lists what it cannot read as a file (FIFOs, sockets, broken links,
+/// loops) as skipped with the reason; none of them stops the run or changes the exit.
+#[cfg(unix)]
+#[test]
+fn a_walk_follows_links_and_names_what_it_skips() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("latest.jsonl");
+    std::fs::copy(repo("samples/stdio-tee.jsonl"), &target).unwrap();
+    let logs = outside.path().join("more");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::copy(
+        repo("samples/stdio-transcript.jsonl"),
+        logs.join("transcript.jsonl"),
+    )
+    .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(repo("samples/streamable-http.jsonl"), d.join("a.jsonl")).unwrap();
+    symlink(&target, d.join("b-link.jsonl")).unwrap();
+    symlink(&logs, d.join("c-linked-dir")).unwrap();
+    symlink(d.join("nowhere.jsonl"), d.join("d-broken.jsonl")).unwrap();
+    std::fs::create_dir(d.join("e-sub")).unwrap();
+    symlink(d, d.join("e-sub").join("loop")).unwrap();
+    let fifo = d.join("f-fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let _socket = std::os::unix::net::UnixListener::bind(d.join("g-socket")).unwrap();
+
+    let out = analyze(&[d.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let records = jsonl(&out);
+    let read: Vec<String> = records
+        .iter()
+        .filter(|r| r["type"] == "input")
+        .map(|r| r["path"].as_str().unwrap().replace(d.to_str().unwrap(), ""))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            "/a.jsonl",
+            "/b-link.jsonl",
+            "/c-linked-dir/transcript.jsonl"
+        ]
+    );
+    let calls = records.iter().filter(|r| r["type"] == "call").count();
+    assert_eq!(calls, 14 + 3 + 4);
+    let skipped: Vec<(String, String)> = records.last().unwrap()["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().replace(d.to_str().unwrap(), ""),
+                s["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let reason = |p: &str| {
+        skipped
+            .iter()
+            .find(|(path, _)| path == p)
+            .map(|(_, why)| why.clone())
+            .unwrap_or_else(|| panic!("{p} not listed as skipped: {skipped:?}"))
+    };
+    assert!(reason("/d-broken.jsonl").starts_with("a broken symbolic link (to "));
+    assert!(reason("/e-sub/loop").contains("(a loop)"));
+    assert!(reason("/f-fifo").starts_with("a FIFO (named pipe)"));
+    assert_eq!(reason("/g-socket"), "a socket, not a file");
+    assert_eq!(skipped.len(), 4, "{skipped:?}");
+}
