@@ -260,7 +260,7 @@ pub fn analyse_named(
                     .unwrap_or_else(|bug| Ok(error_report(path, bug))),
             ]
         }
-        Ok(Ok(Opened::Tar(r))) => archive_members(&path, r, config),
+        Ok(Ok(Opened::Tar(r))) => archive_members(&path, r, config, &mut Nesting::default()),
     }
 }
 
@@ -320,12 +320,26 @@ fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked:
     }
 }
 
+/// Archives inside archives are read this deep (`a.tar!/b.tar.gz!/c.tar!/…`).
+const MAX_NESTING: u32 = 4;
+
+/// Where a walk through nested archives is: how deep, and how many members were
+/// read in all (the member cap holds for the whole outer archive, not per level).
+#[derive(Default)]
+struct Nesting {
+    depth: u32,
+    members: usize,
+}
+
 /// Every regular file of a tar archive, each as an input of its own named
 /// `ARCHIVE!/member`; members that are no input are skipped, as in a directory.
+/// A member that is itself an archive (`.tar`, `.tar.gz`, `.tar.zst`, …) is read
+/// the same way, named `ARCHIVE!/inner.tar.gz!/member`, up to `MAX_NESTING` deep.
 fn archive_members(
     path: &str,
     reader: Box<dyn io::BufRead + '_>,
     config: &Config,
+    nesting: &mut Nesting,
 ) -> Vec<Analysed> {
     let mut out = Vec::new();
     let mut archive = tar::Archive::new(reader);
@@ -339,7 +353,7 @@ fn archive_members(
         }
     };
     for (n, entry) in entries.enumerate() {
-        if n >= MAX_ARCHIVE_MEMBERS {
+        if nesting.members >= MAX_ARCHIVE_MEMBERS {
             out.push(Ok(error_report(
                 path.to_owned(),
                 format!("the archive has more than {MAX_ARCHIVE_MEMBERS} members; the rest were not read"),
@@ -368,15 +382,45 @@ fn archive_members(
         ) {
             continue;
         }
+        nesting.members += 1;
         let name = entry
             .path()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| format!("member {n}"));
         let member = format!("{path}!/{name}");
-        let result = guarded(|| judged(member.clone(), analyse_reader(entry, config), true));
-        out.push(result.unwrap_or_else(|bug| Ok(error_report(member, bug))));
+        // A panic inside a nested archive must not leave its depth counted.
+        let depth = nesting.depth;
+        let result = guarded(|| member_reports(member.clone(), Box::new(entry), config, nesting));
+        nesting.depth = depth;
+        match result {
+            Ok(reports) => out.extend(reports),
+            Err(bug) => out.push(Ok(error_report(member, bug))),
+        }
     }
     out
+}
+
+/// The reports of one archive member: one input, or the members of an archive.
+fn member_reports(
+    member: String,
+    reader: Box<dyn Read + '_>,
+    config: &Config,
+    nesting: &mut Nesting,
+) -> Vec<Analysed> {
+    match ingest::open(reader, &config.limits) {
+        Err(e) => vec![judged(member, Err(e), true)],
+        Ok(Opened::Stream(r)) => vec![judged(member, analyse_opened(r, config), true)],
+        Ok(Opened::Tar(r)) if nesting.depth < MAX_NESTING => {
+            nesting.depth += 1;
+            let reports = archive_members(&member, r, config, nesting);
+            nesting.depth -= 1;
+            reports
+        }
+        Ok(Opened::Tar(_)) => vec![Ok(error_report(
+            member,
+            format!("an archive nested more than {MAX_NESTING} archives deep; not read (unpack the outer ones)"),
+        ))],
+    }
 }
 
 /// Analyses one input from start to end (a single stream; archives are read by

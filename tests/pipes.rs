@@ -1,5 +1,5 @@
 //! The same bytes give the same report from a file and from any pipe: every input
-//! format, compressed and archived, read whole and read through a reader that hands
+//! format, compressed (gzip, zstd, bzip2, xz) and archived, read whole and read through a reader that hands
 //! over one byte (or a few) at a time, as `tcpdump -w -`, `ssh host cat` or `zcat`
 //! deliver it. The whole JSON report is compared, not a count.
 
@@ -106,8 +106,35 @@ fn cases() -> Vec<(String, Vec<u8>)> {
     }
     let tar = tar_of(&plain);
     out.push(("all.tar.gz".to_owned(), gzip(&tar)));
+    out.push(("all.tar.zst".to_owned(), zstd(&tar)));
+    // The other decoders, on a pcapng (binary) and a HAR (text).
+    for (name, data) in plain
+        .iter()
+        .filter(|(n, _)| n.ends_with(".pcapng") || n.ends_with(".har"))
+    {
+        out.push((format!("{name}.zst"), zstd(data)));
+        out.push((format!("{name}.bz2"), bzip2(data)));
+        out.push((format!("{name}.xz"), xz(data)));
+    }
     out.push(("all.tar".to_owned(), tar));
     out
+}
+
+fn zstd(data: &[u8]) -> Vec<u8> {
+    ruzstd::encoding::compress_to_vec(data, ruzstd::encoding::CompressionLevel::Fastest)
+}
+
+fn bzip2(data: &[u8]) -> Vec<u8> {
+    let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+fn xz(data: &[u8]) -> Vec<u8> {
+    let mut w =
+        lzma_rust2::XzWriter::new(Vec::new(), lzma_rust2::XzOptions::with_preset(1)).unwrap();
+    w.write_all(data).unwrap();
+    w.finish().unwrap()
 }
 
 #[test]

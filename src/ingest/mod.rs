@@ -4,6 +4,7 @@
 //! that stops the whole input is returned as an `IngestError`.
 
 mod clientlog;
+mod compress;
 mod har;
 mod jsonarray;
 mod jsonl;
@@ -11,6 +12,7 @@ mod pcap;
 
 use crate::config::Limits;
 use crate::model::{Body, Exchange, Headers, Locator};
+pub use compress::Compression;
 use std::io::{self, BufRead, BufReader, Read};
 
 /// What an input turned out to be.
@@ -90,13 +92,13 @@ pub enum IngestError {
     Io(#[from] io::Error),
     #[error("empty input: nothing to analyse")]
     Empty,
-    #[error("binary data that is not a pcap, pcapng, gzip or tar file (first bytes {0}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, and gzip or tar archives of them")]
+    #[error("binary data that is not a pcap, pcapng, compressed (gzip, zstd, bzip2, xz) or tar file (first bytes {0}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, compressed or in tar archives")]
     Binary(String),
     #[error("malformed: {0}")]
     Malformed(String),
     #[error("not a recognised input: {0}")]
     Unrecognised(String),
-    #[error("{0} input recognised, but reading {0} is not supported by this build yet")]
+    #[error("{0} recognised, but mcpsift does not read it")]
     NotSupported(&'static str),
     #[error("compressed input expands past the {0}-byte cap (raise --max-decompressed-bytes to read it)")]
     DecompressCap(u64),
@@ -119,6 +121,7 @@ impl IngestError {
             IngestError::Empty
                 | IngestError::Binary(_)
                 | IngestError::Unrecognised(_)
+                | IngestError::NotSupported(_)
                 | IngestError::NotMcp { .. }
         )
     }
@@ -149,22 +152,26 @@ pub fn is_tar(head: &[u8]) -> bool {
     head.len() >= 262 && head.get(257..262) == Some(b"ustar".as_slice())
 }
 
-/// Undoes gzip compression (capped, at most two levels) and tells a tar archive
+/// Undoes compression (gzip, zstd, bzip2, xz; each layer capped by
+/// `--max-decompressed-bytes`, at most `MAX_LAYERS` layers) and tells a tar archive
 /// from a single stream, so the batch can read each member of an archive as an
 /// input of its own.
 pub fn open<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
     open_inner(reader, limits).map_err(|e| cap_error(e, limits))
 }
 
+/// Compression inside compression (`x.tar.gz.xz`) is undone this many times.
+const MAX_LAYERS: u32 = 3;
+
 fn open_inner<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
     let mut reader: Box<dyn BufRead + 'a> = Box::new(BufReader::with_capacity(256 << 10, reader));
-    for _ in 0..3 {
+    for _ in 0..MAX_LAYERS {
         let head;
         (head, reader) = fill_head_of(reader)?;
-        if head.starts_with(&[0x1f, 0x8b]) {
+        if let Some(compression) = Compression::of(&head) {
             let cap = limits.max_decompressed_bytes;
             let dec = CappedReader {
-                inner: flate2::bufread::MultiGzDecoder::new(reader),
+                inner: compression.decoder(reader)?,
                 left: cap,
                 cap,
             };
@@ -176,7 +183,7 @@ fn open_inner<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<
         }
         return Ok(Opened::Stream(reader));
     }
-    Err(IngestError::TooDeep(3))
+    Err(IngestError::TooDeep(MAX_LAYERS))
 }
 
 /// How many first bytes the sniffer looks at: a tar header needs 512, a HAR's `log`
@@ -292,8 +299,9 @@ fn read_sniffed(
     (head, reader) = fill_head_of(reader)?;
     match sniff(&head) {
         Sniffed::Empty => Err(IngestError::Empty),
-        // `open` undid three levels of gzip already; a fourth is refused.
-        Sniffed::Gzip => Err(IngestError::TooDeep(3)),
+        // `open` undid `MAX_LAYERS` levels of compression already; one more is refused.
+        Sniffed::Compressed(_) => Err(IngestError::TooDeep(MAX_LAYERS)),
+        Sniffed::Unsupported(what) => Err(IngestError::NotSupported(what)),
         Sniffed::Pcap => {
             pcap::read(reader, false, limits, sink)?;
             Ok(Format::Pcap)
@@ -334,7 +342,9 @@ fn read_sniffed(
 #[derive(Debug, PartialEq, Eq)]
 pub enum Sniffed {
     Empty,
-    Gzip,
+    Compressed(Compression),
+    /// A known format mcpsift does not read (zip, 7z).
+    Unsupported(&'static str),
     Pcap,
     Pcapng,
     Har,
@@ -352,8 +362,14 @@ pub fn sniff(head: &[u8]) -> Sniffed {
     if head.is_empty() {
         return Sniffed::Empty;
     }
-    if head.starts_with(&[0x1f, 0x8b]) {
-        return Sniffed::Gzip;
+    if let Some(c) = Compression::of(head) {
+        return Sniffed::Compressed(c);
+    }
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        return Sniffed::Unsupported("a zip archive (unpack it, or make it a tar)");
+    }
+    if head.starts_with(b"7z\xbc\xaf\x27\x1c") {
+        return Sniffed::Unsupported("a 7z archive (unpack it, or make it a tar)");
     }
     if head.len() >= 4 {
         let m = [head[0], head[1], head[2], head[3]];
@@ -404,7 +420,7 @@ pub fn sniff(head: &[u8]) -> Sniffed {
     }
     let first_line = String::from_utf8_lossy(text.split(|&b| b == b'\n').next().unwrap_or(text));
     Sniffed::Text(format!(
-        "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, and gzip or tar archives of them",
+        "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, compressed or in tar archives",
         crate::text::excerpt(first_line.trim())
             .chars()
             .take(60)
@@ -470,7 +486,18 @@ mod tests {
         assert_eq!(sniff(b"  \n"), Sniffed::Empty);
         assert_eq!(sniff(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]), Sniffed::Pcap);
         assert_eq!(sniff(&[0x0a, 0x0d, 0x0d, 0x0a, 0, 0]), Sniffed::Pcapng);
-        assert_eq!(sniff(&[0x1f, 0x8b, 8]), Sniffed::Gzip);
+        assert_eq!(
+            sniff(&[0x1f, 0x8b, 8]),
+            Sniffed::Compressed(Compression::Gzip)
+        );
+        assert_eq!(
+            sniff(b"BZh91AY&SY"),
+            Sniffed::Compressed(Compression::Bzip2)
+        );
+        assert!(matches!(
+            sniff(b"PK\x03\x04\x14\x00"),
+            Sniffed::Unsupported(_)
+        ));
         assert_eq!(sniff(b"{\n  \"log\": {\"version\":\"1.2\"}}"), Sniffed::Har);
         assert_eq!(sniff(b"{\"jsonrpc\":\"2.0\",\"id\":1}\n"), Sniffed::Jsonl);
         assert_eq!(
