@@ -1,6 +1,7 @@
 //! How much of a run the redaction pass costs: analyses one input, then times
 //! `Redactor::report` over the whole report (every call, with `--all`-like detail).
 //!   cargo run --release --example redact_cost -- FILE
+//! Figures (and the callgrind way to count instructions) are in docs/redaction.md.
 use mcpsift::batch::{self, Input};
 use mcpsift::config::Config;
 use mcpsift::report::Redactor;

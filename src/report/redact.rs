@@ -258,6 +258,16 @@ pub const RULES: &[Rule] = &[
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
     ),
     rule(
+        "a key cut short by an excerpt",
+        "upstream answered 401 for ghp_A1b2C3d4…",
+        "ghp_A1b2C3d4",
+    ),
+    rule(
+        "a DSN cut short by an excerpt, inside its password",
+        "could not connect to postgres://app:pg-S3c…",
+        "pg-S3c",
+    ),
+    rule(
         "ODBC connection string password",
         "Server=db;Database=app;Uid=sa;Pwd=odbc-S3cret;",
         "odbc-S3cret",
@@ -798,12 +808,58 @@ fn looks_like_secret(tok: &str) -> bool {
 /// Every rule, in order, without the prefilter.
 fn every_rule(s: &str) -> Cow<'_, str> {
     let mut out = Cow::Borrowed(s);
-    for pass in [pem, userinfo, by_name, by_shape] {
+    for pass in [pem, userinfo, by_name, by_shape, cut_tail] {
         if let Cow::Owned(changed) = pass(&out) {
             out = Cow::Owned(changed);
         }
     }
     out
+}
+
+/// An excerpt cut short (it ends in `…`, perhaps quoted inside other text) may have
+/// cut a secret below what its rule needs to recognise it: a key prefix with a few
+/// characters left, a URL cut inside its userinfo. The cut piece goes.
+fn cut_tail(s: &str) -> Cow<'_, str> {
+    const ELLIPSIS: &str = "…";
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(cut) = find(s, ELLIPSIS, from) {
+        from = cut + ELLIPSIS.len();
+        if let Some(start) = cut_secret(&s.as_bytes()[copied..cut]) {
+            let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+            o.push_str(&s[copied..copied + start]);
+            o.push_str(MARK);
+            copied = cut;
+        }
+    }
+    finish(s, out, copied)
+}
+
+/// Where the secret cut off at the end of `b` starts, if one is.
+fn cut_secret(b: &[u8]) -> Option<usize> {
+    let start = b
+        .iter()
+        .rposition(|&c| !is_token_char(c))
+        .map_or(0, |i| i + 1);
+    // A URL cut in its authority (`postgres://app:pa…`): from the first `:` on.
+    if let Some(sep) = memchr::memmem::rfind(b, b"://") {
+        let authority = &b[sep + 3..];
+        if !authority.iter().any(|&c| ends_authority(c) || c == b'@') {
+            if let Some(colon) = authority.iter().position(|&c| c == b':') {
+                let pw = sep + 3 + colon + 1;
+                return (pw < b.len()).then_some(pw);
+            }
+        }
+    }
+    // A token cut short that starts like a key (`ghp_A1b2…`, `eyJhbG…`).
+    let tail = &b[start..];
+    let keyish = (0..tail.len()).any(|at| {
+        (at == 0 || !tail[at - 1].is_ascii_alphanumeric())
+            && (PREFIXED.iter().map(|p| p.prefix).chain(["eyJ"]))
+                .any(|p| tail[at..].starts_with(p.as_bytes()) && tail.len() - at >= p.len() + 4)
+    });
+    keyish.then_some(start)
 }
 
 /// The key format of [`PREFIXED`] that `token`, or one of its segments, starts with.
@@ -843,11 +899,14 @@ static TRIGGERS: LazyLock<AhoCorasick> = LazyLock::new(|| {
     for p in PREFIXED {
         words.push(p.prefix.to_owned());
     }
-    for w in ["://", "-----begin ", "bearer", "basic", "eyj"] {
+    for w in ["://", "-----begin ", "bearer", "basic", "eyj", "…"] {
         words.push(w.to_owned());
     }
+    // A DFA: built once (a few hundred short words), then one table lookup per
+    // byte on every printed string.
     AhoCorasick::builder()
         .ascii_case_insensitive(true)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
         .build(&words)
         .expect("the trigger words are plain literals")
 });
@@ -1255,6 +1314,10 @@ mod tests {
             r("https://a:b@h/ https://c:d@i/"),
             "https://a:[REDACTED]@h/ https://c:[REDACTED]@i/"
         );
+        // Cut excerpts: only the cut piece goes, and only when it looks like a key.
+        assert_eq!(r("ended with lorem ipsu…"), "ended with lorem ipsu…");
+        assert_eq!(r("see https://host/pa…"), "see https://host/pa…");
+        assert_eq!(r("key sk-ant-abcd…"), "key [REDACTED]…");
     }
 
     #[test]
@@ -1301,7 +1364,7 @@ mod tests {
                 "key", "=", "?", "&", ";", ":", "//", "@", " ", "\"", "\\\"", "-", "_",
                 "Bearer ", "basic ", "eyJhbGci", "Authorization", "x-api", "SESSION", "code",
                 "AKIA", "ghp_", "sk-", "xoxb-", "abcdefgh", "ABCD1234", "0123456789abcdef",
-                "-----BEGIN ", "PRIVATE KEY-----", "-----END ", "https", "redis", "é",
+                "-----BEGIN ", "PRIVATE KEY-----", "-----END ", "https", "redis", "é", "…",
             ]),
             0..24,
         )) {
