@@ -850,6 +850,20 @@ fn rejected_records_are_errors_and_the_table_counts_them() {
         "{\"request\": 5, \"response\": {}}\n{\"dir\": \"sideways\", \"msg\": {\"jsonrpc\": \"2.0\"}}\n",
     )
     .unwrap();
+    // A HAR whose every entry is broken is no better.
+    let har = dir.path().join("c-rejected.har");
+    std::fs::write(
+        &har,
+        r#"{"log": {"version": "1.2", "creator": {"name": "x", "version": "1"}, "entries": [1, {"request": 2}]}}"#,
+    )
+    .unwrap();
+    let out = analyze(&[har.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let records = jsonl(&out);
+    assert_eq!(records[0]["status"], "error", "{records:?}");
+    assert_eq!(records[0]["problems"].as_array().unwrap().len(), 2);
+    std::fs::remove_file(&har).unwrap();
+
     let out = analyze(&[dir.path().to_str().unwrap(), "--format", "jsonl"]);
     assert_eq!(out.status.code(), Some(2));
     let records = jsonl(&out);
