@@ -413,14 +413,19 @@ fn call_with(id: usize, text: &str) -> Value {
     call(id as i64, "query", json!({"dsn": text}))
 }
 
-/// One input per format, each a call per pattern with the pattern in its arguments
-/// and in its (failed) result.
+/// One input per format (JSONL exchange records, stdio transcript, bare JSON-RPC,
+/// HAR, pcap, pcapng, Claude Code, Codex, VS Code output, MCP Inspector export),
+/// each a call per pattern with the pattern in its arguments and its failed result.
 fn pattern_inputs() -> Vec<(&'static str, Vec<u8>)> {
     let pats = patterns();
     let mut http_lines = Vec::new();
     let mut stdio_lines = Vec::new();
     let mut claude_lines = Vec::new();
     let mut entries = Vec::new();
+    let mut tee_lines = Vec::new();
+    let mut vscode_lines = Vec::new();
+    let mut codex_lines = Vec::new();
+    let mut inspector = Vec::new();
     let mut cap = Capture::new();
     for (i, (text, _)) in pats.iter().enumerate() {
         let id = i + 1;
@@ -446,6 +451,31 @@ fn pattern_inputs() -> Vec<(&'static str, Vec<u8>)> {
                  "content": [{"type": "text", "text": format!("failed: {text}")}]}]}})
             .to_string(),
         );
+        tee_lines.push(call_with(id, text).to_string());
+        tee_lines.push(tool_error(id, text).to_string());
+        vscode_lines.push(format!(
+            "2026-08-10 09:31:00.{i:03} [info] [Client Says] {}",
+            call_with(id, text)
+        ));
+        vscode_lines.push(format!(
+            "2026-08-10 09:31:01.{i:03} [info] [Server Says] {}",
+            tool_error(id, text)
+        ));
+        codex_lines.push(
+            json!({"timestamp": "2026-08-10T09:20:01.000Z", "type": "response_item",
+            "payload": {"type": "function_call", "name": "query", "namespace": "mcp__db",
+                "arguments": json!({"dsn": text}).to_string(), "call_id": format!("call_{id}")}})
+            .to_string(),
+        );
+        codex_lines.push(json!({"timestamp": "2026-08-10T09:20:02.000Z", "type": "event_msg",
+            "payload": {"type": "mcp_tool_call_end", "call_id": format!("call_{id}"),
+                "invocation": {"server": "db", "tool": "query", "arguments": {"dsn": text}},
+                "duration": {"secs": 0, "nanos": 0},
+                "result": {"Ok": {"content": [{"type": "text", "text": format!("failed: {text}")}], "isError": true}}}}).to_string());
+        inspector.push(json!({"id": id.to_string(), "timestamp": "2026-12-01T10:00:00.000Z", "method": "POST",
+            "url": mcp_url(), "requestHeaders": {"content-type": "application/json"}, "requestBody": req,
+            "responseStatus": 200, "responseHeaders": {"content-type": "application/json"},
+            "responseBody": resp, "duration": 5, "category": "transport"}));
         entries.push(json!({
             "startedDateTime": format!("2026-12-01T10:{:02}:00.000Z", i % 60), "time": 12,
             "request": {"method": "POST", "httpVersion": "HTTP/1.1", "url": mcp_url(),
@@ -484,6 +514,23 @@ fn pattern_inputs() -> Vec<(&'static str, Vec<u8>)> {
         ),
         ("capture.har", har.to_string().into_bytes()),
         ("capture.pcap", cap.pcap(Link::Ethernet, false, false)),
+        (
+            "capture.pcapng",
+            cap.pcapng(&[(Link::Ethernet, 6)], false, false),
+        ),
+        ("tee.jsonl", (tee_lines.join("\n") + "\n").into_bytes()),
+        (
+            "vscode-mcp-output.log",
+            (vscode_lines.join("\n") + "\n").into_bytes(),
+        ),
+        (
+            "codex-rollout.jsonl",
+            (codex_lines.join("\n") + "\n").into_bytes(),
+        ),
+        (
+            "inspector-network.json",
+            Value::Array(inspector).to_string().into_bytes(),
+        ),
     ]
 }
 
@@ -517,7 +564,8 @@ fn no_pattern_of_the_table_leaves_the_tool() {
                 "{name}: {secret} never reaches any output"
             );
         }
-        if name != "stdio.jsonl" && name != "claude.jsonl" {
+        if name.starts_with("capture") || name.starts_with("http") || name.starts_with("inspector")
+        {
             assert!(
                 raw.contains(URL_PASSWORD),
                 "{name}: the URL never reaches any output"
