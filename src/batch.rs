@@ -93,6 +93,7 @@ enum Planned {
 
 fn plan(inputs: &[Input]) -> Vec<Planned> {
     let mut out = Vec::new();
+    let mut seen = Seen::default();
     for input in inputs {
         let Input::Path(p) = input else {
             out.push(Planned::File {
@@ -102,7 +103,7 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
             continue;
         };
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => walk(p, &mut out),
+            Ok(m) if m.is_dir() => walk(p, &mut seen, &mut out),
             // A named FIFO is read: `mcpsift analyze <(zcat x.gz)` names one.
             Ok(_) => out.push(Planned::File {
                 input: input.clone(),
@@ -121,16 +122,25 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
 /// directory often links to the latest capture), with walkdir's loop detection;
 /// what cannot be read as a file is listed as skipped, with the reason, rather than
 /// dropped in silence.
-fn walk(dir: &std::path::Path, out: &mut Vec<Planned>) {
+fn walk(dir: &std::path::Path, seen: &mut Seen, out: &mut Vec<Planned>) {
     let walker = walkdir::WalkDir::new(dir)
         .follow_links(true)
         .sort_by_file_name();
     for entry in walker {
         match entry {
-            Ok(e) if e.file_type().is_file() => out.push(Planned::File {
-                input: Input::Path(e.into_path()),
-                walked: true,
-            }),
+            Ok(e) if e.file_type().is_file() => {
+                if let Some(first) = seen.again(&e) {
+                    let why = format!(
+                        "the same file as {first} (reached through a symbolic link); read once"
+                    );
+                    out.push(Planned::Skipped(e.path().display().to_string(), why));
+                    continue;
+                }
+                out.push(Planned::File {
+                    input: Input::Path(e.into_path()),
+                    walked: true,
+                })
+            }
             Ok(e) if e.file_type().is_dir() => {}
             Ok(e) => {
                 let why = special_file(&e.file_type());
@@ -167,6 +177,34 @@ fn walk(dir: &std::path::Path, out: &mut Vec<Planned>) {
                 }
             }
         }
+    }
+}
+
+/// Files already planned by walking, by device and inode: a link to a file the walk
+/// also finds under its own name (`latest.pcap -> capture-12.pcap`) would otherwise
+/// be analysed twice, its calls counted twice.
+#[derive(Default)]
+struct Seen {
+    #[cfg(unix)]
+    files: std::collections::HashMap<(u64, u64), String>,
+}
+
+impl Seen {
+    /// The path under which this file was planned already, if it was.
+    fn again(&mut self, e: &walkdir::DirEntry) -> Option<String> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = e.metadata().ok()?;
+            let key = (m.dev(), m.ino());
+            if let Some(first) = self.files.get(&key) {
+                return Some(first.clone());
+            }
+            self.files.insert(key, e.path().display().to_string());
+        }
+        #[cfg(not(unix))]
+        let _ = e;
+        None
     }
 }
 

@@ -922,6 +922,8 @@ fn a_walk_follows_links_and_names_what_it_skips() {
     let d = dir.path();
     std::fs::copy(repo("samples/streamable-http.jsonl"), d.join("a.jsonl")).unwrap();
     symlink(&target, d.join("b-link.jsonl")).unwrap();
+    // A link to a file the walk also finds under its own name is read once.
+    symlink(d.join("a.jsonl"), d.join("h-latest.jsonl")).unwrap();
     symlink(&logs, d.join("c-linked-dir")).unwrap();
     symlink(d.join("nowhere.jsonl"), d.join("d-broken.jsonl")).unwrap();
     std::fs::create_dir(d.join("e-sub")).unwrap();
@@ -971,5 +973,12 @@ fn a_walk_follows_links_and_names_what_it_skips() {
     assert!(reason("/e-sub/loop").contains("(a loop)"));
     assert!(reason("/f-fifo").starts_with("a FIFO (named pipe)"));
     assert_eq!(reason("/g-socket"), "a socket, not a file");
-    assert_eq!(skipped.len(), 4, "{skipped:?}");
+    assert_eq!(
+        reason("/h-latest.jsonl"),
+        format!(
+            "the same file as {}/a.jsonl (reached through a symbolic link); read once",
+            d.display()
+        )
+    );
+    assert_eq!(skipped.len(), 5, "{skipped:?}");
 }
