@@ -130,9 +130,8 @@ fn walk(dir: &std::path::Path, seen: &mut Seen, out: &mut Vec<Planned>) {
         match entry {
             Ok(e) if e.file_type().is_file() => {
                 if let Some(first) = seen.again(&e) {
-                    let why = format!(
-                        "the same file as {first} (reached through a symbolic link); read once"
-                    );
+                    let why =
+                        format!("the same file as {first} (linked under another name); read once");
                     out.push(Planned::Skipped(e.path().display().to_string(), why));
                     continue;
                 }

@@ -976,7 +976,7 @@ fn a_walk_follows_links_and_names_what_it_skips() {
     assert_eq!(
         reason("/h-latest.jsonl"),
         format!(
-            "the same file as {}/a.jsonl (reached through a symbolic link); read once",
+            "the same file as {}/a.jsonl (linked under another name); read once",
             d.display()
         )
     );
