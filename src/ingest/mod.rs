@@ -205,7 +205,7 @@ fn fill_head_of<'a>(
         }
     };
     if first.len() >= HEAD_BYTES || first.is_empty() {
-        // The common case (a file): the buffer already holds the head, no copy kept.
+        // The common case (a file): the buffer holds the whole head, nothing to put back.
         let head = first[..first.len().min(HEAD_BYTES)].to_vec();
         return Ok((head, reader));
     }

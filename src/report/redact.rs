@@ -13,7 +13,9 @@
 //!   correlator uses for scopes, so a session can still be followed;
 //! - **by shape**: `Bearer …`/`Basic …` credentials, JWT-looking `eyJ…` tokens, the
 //!   key formats of [`PREFIXED`] (cloud, VCS, chat, payment and model-API keys) and
-//!   long high-entropy runs, wherever they occur.
+//!   long high-entropy runs, wherever they occur;
+//! - **cut excerpts**: before a `…` where an excerpt was cut, a key or a URL's
+//!   userinfo cut below what its rule needs to recognise it.
 //!
 //! [`RULES`] lists every rule with an example; `docs/redaction.md` is its prose.
 //! A prefilter (one Aho-Corasick scan for every trigger word, and a byte loop for
