@@ -287,7 +287,9 @@ pub fn analyse_named(
     walked: bool,
     config: &Config,
 ) -> Vec<Analysed> {
-    let opened = guarded(|| ingest::open(reader, &config.limits));
+    // One decompression budget for the input and everything inside it.
+    let budget = ingest::Expansion::new(config.limits.max_decompressed_bytes);
+    let opened = guarded(|| ingest::open_within(reader, &config.limits, &budget));
     match opened {
         Err(bug) => vec![Ok(error_report(path, bug))],
         Ok(Err(e)) => vec![judged(path, Err(e), walked)],
@@ -297,7 +299,14 @@ pub fn analyse_named(
                     .unwrap_or_else(|bug| Ok(error_report(path, bug))),
             ]
         }
-        Ok(Ok(Opened::Tar(r))) => archive_members(&path, r, config, &mut Nesting::default()),
+        Ok(Ok(Opened::Tar(r))) => {
+            let mut nesting = Nesting {
+                depth: 0,
+                members: 0,
+                budget,
+            };
+            archive_members(&path, r, config, &mut nesting)
+        }
     }
 }
 
@@ -360,12 +369,13 @@ fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked:
 /// Archives inside archives are read this deep (`a.tar!/b.tar.gz!/c.tar!/…`).
 const MAX_NESTING: u32 = 4;
 
-/// Where a walk through nested archives is: how deep, and how many members were
-/// read in all (the member cap holds for the whole outer archive, not per level).
-#[derive(Default)]
+/// Where a walk through nested archives is: how deep, how many members were read
+/// in all, and what decompression may still produce (the member cap and the
+/// decompression cap hold for the whole outer archive, not per level or member).
 struct Nesting {
     depth: u32,
     members: usize,
+    budget: ingest::Expansion,
 }
 
 /// Every regular file of a tar archive, each as an input of its own named
@@ -444,7 +454,7 @@ fn member_reports(
     config: &Config,
     nesting: &mut Nesting,
 ) -> Vec<Analysed> {
-    match ingest::open(reader, &config.limits) {
+    match ingest::open_within(reader, &config.limits, &nesting.budget) {
         Err(e) => vec![judged(member, Err(e), true)],
         Ok(Opened::Stream(r)) => vec![judged(member, analyse_opened(r, config), true)],
         Ok(Opened::Tar(r)) if nesting.depth < MAX_NESTING => {

@@ -284,3 +284,72 @@ fn zip_and_7z_are_named_not_called_binary() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("a zip archive"), "{}", stderr(&out));
 }
+
+/// One decompression budget per input: compressed members of an archive, and
+/// archives inside it, spend the cap of the whole input, so nesting cannot
+/// multiply `--max-decompressed-bytes`.
+#[test]
+fn members_share_the_decompression_cap_of_their_archive() {
+    let dir = tempfile::tempdir().unwrap();
+    let tee = std::fs::read(repo("samples/stdio-tee.jsonl")).unwrap();
+    let n = tee.len();
+    let archive = tar_of(&[
+        ("a.jsonl.gz", gzip(&tee)),
+        ("b.jsonl.zst", zstd(&tee)),
+        ("c.jsonl.xz", xz(&tee)),
+    ]);
+    let path = dir.path().join("three.tar");
+    std::fs::write(&path, &archive).unwrap();
+    // Room for two members' worth of bytes, not three.
+    let cap = (2 * n + n / 2).to_string();
+    let out = analyze(&[
+        path.to_str().unwrap(),
+        "--format",
+        "jsonl",
+        "--max-decompressed-bytes",
+        &cap,
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let records = jsonl(&out);
+    let statuses: Vec<(String, String)> = records
+        .iter()
+        .filter(|r| r["type"] == "input")
+        .map(|r| {
+            (
+                r["path"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [
+            ("a.jsonl.gz".to_owned(), "ok".to_owned()),
+            ("b.jsonl.zst".to_owned(), "ok".to_owned()),
+            ("c.jsonl.xz".to_owned(), "error".to_owned()),
+        ]
+    );
+    assert!(
+        stderr(&out).contains(&format!(
+            "expands past the {cap}-byte cap (raise --max-decompressed-bytes to read it)"
+        )),
+        "{}",
+        stderr(&out)
+    );
+    // With room for all three, all three are read.
+    let cap = (3 * n).to_string();
+    let out = analyze(&[
+        path.to_str().unwrap(),
+        "--format",
+        "jsonl",
+        "--max-decompressed-bytes",
+        &cap,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+}

@@ -152,28 +152,40 @@ pub fn is_tar(head: &[u8]) -> bool {
     head.len() >= 262 && head.get(257..262) == Some(b"ustar".as_slice())
 }
 
-/// Undoes compression (gzip, zstd, bzip2, xz; each layer capped by
-/// `--max-decompressed-bytes`, at most `MAX_LAYERS` layers) and tells a tar archive
+/// Undoes compression (gzip, zstd, bzip2, xz; at most `MAX_LAYERS` layers, all
+/// together capped by `--max-decompressed-bytes`) and tells a tar archive
 /// from a single stream, so the batch can read each member of an archive as an
 /// input of its own.
 pub fn open<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
-    open_inner(reader, limits).map_err(|e| cap_error(e, limits))
+    let budget = Expansion::new(limits.max_decompressed_bytes);
+    open_within(reader, limits, &budget)
+}
+
+/// `open` for a part of an input (an archive member): its decompression spends
+/// the budget of the whole input.
+pub fn open_within<'a>(
+    reader: Box<dyn Read + 'a>,
+    limits: &Limits,
+    budget: &Expansion,
+) -> Result<Opened<'a>, IngestError> {
+    open_inner(reader, budget).map_err(|e| cap_error(e, limits))
 }
 
 /// Compression inside compression (`x.tar.gz.xz`) is undone this many times.
 const MAX_LAYERS: u32 = 3;
 
-fn open_inner<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
+fn open_inner<'a>(
+    reader: Box<dyn Read + 'a>,
+    budget: &Expansion,
+) -> Result<Opened<'a>, IngestError> {
     let mut reader: Box<dyn BufRead + 'a> = Box::new(BufReader::with_capacity(256 << 10, reader));
     for _ in 0..MAX_LAYERS {
         let head;
         (head, reader) = fill_head_of(reader)?;
         if let Some(compression) = Compression::of(&head) {
-            let cap = limits.max_decompressed_bytes;
             let dec = CappedReader {
                 inner: compression.decoder(reader)?,
-                left: cap,
-                cap,
+                budget: budget.clone(),
             };
             reader = Box::new(BufReader::with_capacity(256 << 10, dec));
             continue;
@@ -449,29 +461,60 @@ fn looks_like_har(text: &[u8]) -> bool {
         })
 }
 
-/// A reader that fails with `FileTooLarge` after `cap` bytes.
+/// What the decompression of one input may still produce: one budget shared by
+/// every compression layer and every archive member inside it, so archives nested
+/// in archives cannot multiply `--max-decompressed-bytes`.
+#[derive(Debug, Clone)]
+pub struct Expansion {
+    left: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    cap: u64,
+}
+
+impl Expansion {
+    pub fn new(cap: u64) -> Self {
+        Expansion {
+            left: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(cap)),
+            cap,
+        }
+    }
+
+    fn left(&self) -> u64 {
+        self.left.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn spend(&self, n: u64) {
+        // One input is read by one thread; the atomic only makes the budget `Send`.
+        let _ = self.left.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |l| Some(l.saturating_sub(n)),
+        );
+    }
+}
+
+/// A reader that fails with `FileTooLarge` once its input's `Expansion` is spent.
 struct CappedReader<R> {
     inner: R,
-    left: u64,
-    cap: u64,
+    budget: Expansion,
 }
 
 impl<R: Read> Read for CappedReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.left == 0 {
+        let left = self.budget.left();
+        if left == 0 {
             // Probe one byte: exactly `cap` bytes is fine, more is not.
             let mut probe = [0u8; 1];
             return match self.inner.read(&mut probe)? {
                 0 => Ok(0),
                 _ => Err(io::Error::new(
                     io::ErrorKind::FileTooLarge,
-                    format!("decompressed past {} bytes", self.cap),
+                    format!("decompressed past {} bytes", self.budget.cap),
                 )),
             };
         }
-        let want = buf.len().min(self.left.min(usize::MAX as u64) as usize);
+        let want = buf.len().min(left.min(usize::MAX as u64) as usize);
         let n = self.inner.read(&mut buf[..want])?;
-        self.left -= n as u64;
+        self.budget.spend(n as u64);
         Ok(n)
     }
 }
