@@ -807,6 +807,9 @@ fn a_log_with_no_mcp_record_is_skipped_in_a_scan() {
          {\"t\": 2.15, \"event\": \"dup\", \"sport\": 38218, \"len\": 0\n",
     )
     .unwrap();
+    // A JSON array of another program's data is no input either.
+    let data = dir.path().join("package-list.json");
+    std::fs::write(&data, "[{\"name\": \"x\", \"version\": 1}, 2]\n").unwrap();
     let out = analyze(&[
         dir.path().to_str().unwrap(),
         "--format",
@@ -820,7 +823,15 @@ fn a_log_with_no_mcp_record_is_skipped_in_a_scan() {
     assert_eq!(summary["inputs"], 1);
     assert_eq!(summary["inputs_with_errors"], 0);
     let skipped = summary["skipped"].as_array().unwrap();
-    assert_eq!(skipped.len(), 1, "{summary}");
+    assert_eq!(skipped.len(), 2, "{summary}");
+    assert_eq!(skipped[1]["path"], data.to_str().unwrap());
+    assert!(
+        skipped[1]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no MCP record in 2 JSON array elements"),
+        "{summary}"
+    );
     assert_eq!(skipped[0]["path"], app_log.to_str().unwrap());
     assert!(
         skipped[0]["reason"]

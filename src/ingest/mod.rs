@@ -106,9 +106,15 @@ pub enum IngestError {
     Har(String),
     #[error("compressed inside compressed more than {0} levels deep")]
     TooDeep(u32),
-    /// JSON lines none of which is an MCP record: another program's log.
-    #[error("no MCP record in {lines} JSON lines (an application log?): none is an HTTP exchange record, a transcript message, a JSON-RPC message or a client-log event")]
-    NotMcp { lines: u64 },
+    /// JSON records none of which is an MCP record: another program's log or data.
+    #[error("no MCP record in {records} JSON {what} (another program's log or data?): {expected}")]
+    NotMcp {
+        records: u64,
+        /// `lines` or `array elements`.
+        what: &'static str,
+        /// What an MCP record would have looked like.
+        expected: &'static str,
+    },
 }
 
 impl IngestError {
@@ -332,13 +338,24 @@ fn read_sniffed(
             // line shaped like MCP that failed makes it an MCP input with problems.
             if seen.records == 0 && seen.foreign > 0 && seen.broken == 0 {
                 return Err(IngestError::NotMcp {
-                    lines: seen.foreign,
+                    records: seen.foreign,
+                    what: "lines",
+                    expected: "none is an HTTP exchange record, a transcript message, a JSON-RPC message or a client-log event",
                 });
             }
             Ok(Format::Jsonl)
         }
         Sniffed::JsonArray => {
-            jsonarray::read(&mut reader, sink).map_err(IngestError::Malformed)?;
+            let seen = jsonarray::read(&mut reader, sink).map_err(IngestError::Malformed)?;
+            // As for JSONL: an array of nothing mcpsift knows is someone else's data.
+            if seen.known == 0 && seen.other > 0 {
+                return Err(IngestError::NotMcp {
+                    records: seen.other,
+                    what: "array elements",
+                    expected:
+                        "none is an MCP Inspector network or protocol entry or a conformance check",
+                });
+            }
             Ok(Format::JsonArray)
         }
         Sniffed::MessageLog => {
