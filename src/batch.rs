@@ -93,14 +93,17 @@ pub struct PathError {
 }
 
 /// A file to analyse, and whether it was found by walking a directory; or a path
-/// that could not be opened, kept in place so reports follow the order given.
+/// that could not be opened, kept in place so reports follow the order given; or a
+/// walked entry that is no file to read (a FIFO, a broken link), kept with its reason.
 enum Planned {
     File { input: Input, walked: bool },
     Missing(PathError),
+    Skipped(String, String),
 }
 
 fn plan(inputs: &[Input]) -> Vec<Planned> {
     let mut out = Vec::new();
+    let mut seen = Seen::default();
     for input in inputs {
         let Input::Path(p) = input else {
             out.push(Planned::File {
@@ -110,29 +113,8 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
             continue;
         };
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => {
-                let walker = walkdir::WalkDir::new(p)
-                    .follow_links(false)
-                    .sort_by_file_name();
-                for entry in walker {
-                    match entry {
-                        Ok(e) if e.file_type().is_file() => out.push(Planned::File {
-                            input: Input::Path(e.into_path()),
-                            walked: true,
-                        }),
-                        Ok(_) => {}
-                        Err(e) => out.push(Planned::Missing(PathError {
-                            path: e
-                                .path()
-                                .map(|p| p.display().to_string())
-                                .unwrap_or_else(|| p.display().to_string()),
-                            source: e
-                                .into_io_error()
-                                .unwrap_or_else(|| io::Error::other("directory loop")),
-                        })),
-                    }
-                }
-            }
+            Ok(m) if m.is_dir() => walk(p, &mut seen, &mut out),
+            // A named FIFO is read: `mcpsift analyze <(zcat x.gz)` names one.
             Ok(_) => out.push(Planned::File {
                 input: input.clone(),
                 walked: false,
@@ -144,6 +126,114 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
         }
     }
     out
+}
+
+/// Every file under `dir`, in sorted order. Symbolic links are followed (a log
+/// directory often links to the latest capture), with walkdir's loop detection;
+/// what cannot be read as a file is listed as skipped, with the reason, rather than
+/// dropped in silence.
+fn walk(dir: &std::path::Path, seen: &mut Seen, out: &mut Vec<Planned>) {
+    let walker = walkdir::WalkDir::new(dir)
+        .follow_links(true)
+        .sort_by_file_name();
+    for entry in walker {
+        match entry {
+            Ok(e) if e.file_type().is_file() => {
+                if let Some(first) = seen.again(&e) {
+                    let why =
+                        format!("the same file as {first} (linked under another name); read once");
+                    out.push(Planned::Skipped(e.path().display().to_string(), why));
+                    continue;
+                }
+                out.push(Planned::File {
+                    input: Input::Path(e.into_path()),
+                    walked: true,
+                })
+            }
+            Ok(e) if e.file_type().is_dir() => {}
+            Ok(e) => {
+                let why = special_file(&e.file_type());
+                out.push(Planned::Skipped(e.path().display().to_string(), why));
+            }
+            Err(e) => {
+                let path = e
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|| dir.display().to_string());
+                if let Some(ancestor) = e.loop_ancestor() {
+                    let why = format!(
+                        "a symbolic link back to {}, which is being walked already (a loop); not followed",
+                        ancestor.display()
+                    );
+                    out.push(Planned::Skipped(path, why));
+                    continue;
+                }
+                let source = e
+                    .into_io_error()
+                    .unwrap_or_else(|| io::Error::other("cannot be walked"));
+                let broken = source.kind() == io::ErrorKind::NotFound
+                    && std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_symlink());
+                if broken {
+                    let target = std::fs::read_link(&path)
+                        .map(|t| t.display().to_string())
+                        .unwrap_or_default();
+                    out.push(Planned::Skipped(
+                        path,
+                        format!("a broken symbolic link (to {target}, which does not exist)"),
+                    ));
+                } else {
+                    out.push(Planned::Missing(PathError { path, source }));
+                }
+            }
+        }
+    }
+}
+
+/// Files already planned by walking, by device and inode: a link to a file the walk
+/// also finds under its own name (`latest.pcap -> capture-12.pcap`) would otherwise
+/// be analysed twice, its calls counted twice.
+#[derive(Default)]
+struct Seen {
+    #[cfg(unix)]
+    files: std::collections::HashMap<(u64, u64), String>,
+}
+
+impl Seen {
+    /// The path under which this file was planned already, if it was.
+    fn again(&mut self, e: &walkdir::DirEntry) -> Option<String> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let m = e.metadata().ok()?;
+            let key = (m.dev(), m.ino());
+            if let Some(first) = self.files.get(&key) {
+                return Some(first.clone());
+            }
+            self.files.insert(key, e.path().display().to_string());
+        }
+        #[cfg(not(unix))]
+        let _ = e;
+        None
+    }
+}
+
+/// Why a walked entry that is neither a file nor a directory is not read.
+fn special_file(t: &std::fs::FileType) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if t.is_fifo() {
+            return "a FIFO (named pipe): reading it could wait forever; name it on its own to read it".to_owned();
+        }
+        if t.is_socket() {
+            return "a socket, not a file".to_owned();
+        }
+        if t.is_block_device() || t.is_char_device() {
+            return "a device, not a file".to_owned();
+        }
+    }
+    let _ = t;
+    "not a regular file".to_owned()
 }
 
 /// Analyses every input. Path errors (a missing file) become error reports too.
@@ -186,6 +276,7 @@ fn analyse_one(p: &Planned, config: &Config) -> Vec<Analysed> {
         Planned::Missing(e) => {
             return vec![Ok(error_report(e.path.clone(), e.source.to_string()))];
         }
+        Planned::Skipped(path, why) => return vec![Err((path.clone(), why.clone()))],
     };
     let path = input.display();
     let reader: Box<dyn Read> = match input {
@@ -206,7 +297,9 @@ pub fn analyse_named(
     walked: bool,
     config: &Config,
 ) -> Vec<Analysed> {
-    let opened = guarded(|| ingest::open(reader, &config.limits));
+    // One decompression budget for the input and everything inside it.
+    let budget = ingest::Expansion::new(config.limits.max_decompressed_bytes);
+    let opened = guarded(|| ingest::open_within(reader, &config.limits, &budget));
     match opened {
         Err(bug) => vec![Ok(error_report(path, bug))],
         Ok(Err(e)) => vec![judged(path, Err(e), walked)],
@@ -216,7 +309,14 @@ pub fn analyse_named(
                     .unwrap_or_else(|bug| Ok(error_report(path, bug))),
             ]
         }
-        Ok(Ok(Opened::Tar(r))) => archive_members(&path, r, config),
+        Ok(Ok(Opened::Tar(r))) => {
+            let mut nesting = Nesting {
+                depth: 0,
+                members: 0,
+                budget,
+            };
+            archive_members(&path, r, config, &mut nesting)
+        }
     }
 }
 
@@ -245,23 +345,30 @@ fn error_report(path: String, error: String) -> InputReport {
 }
 
 /// A report from what reading one input gave; `walked` inputs that are no input
-/// at all (empty, binary, unrecognised) are skipped instead of being errors.
+/// at all (empty, binary, unrecognised, a log with no MCP record) are skipped
+/// instead of being errors. An input of which not one record could be read is an
+/// error, whatever its problems were: `status: ok` would say it was read.
 fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked: bool) -> Analysed {
     match result {
-        Ok((format, analysis)) => Ok(InputReport {
-            path,
-            format,
-            status: Status::Ok,
-            error: None,
-            analysis,
-        }),
+        Ok((format, analysis)) => {
+            let nothing_read = analysis.exchanges == 0 && !analysis.problems.is_empty();
+            Ok(InputReport {
+                path,
+                format,
+                status: if nothing_read {
+                    Status::Error
+                } else {
+                    Status::Ok
+                },
+                error: nothing_read.then(|| {
+                    "no record could be read: every one was rejected (the problems are listed)"
+                        .to_owned()
+                }),
+                analysis,
+            })
+        }
         Err(e) => {
-            if walked
-                && matches!(
-                    e,
-                    IngestError::Empty | IngestError::Binary(_) | IngestError::Unrecognised(_)
-                )
-            {
+            if walked && e.is_not_an_input() {
                 return Err((path, e.to_string()));
             }
             Ok(error_report(path, e.to_string()))
@@ -269,12 +376,27 @@ fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked:
     }
 }
 
+/// Archives inside archives are read this deep (`a.tar!/b.tar.gz!/c.tar!/…`).
+const MAX_NESTING: u32 = 4;
+
+/// Where a walk through nested archives is: how deep, how many members were read
+/// in all, and what decompression may still produce (the member cap and the
+/// decompression cap hold for the whole outer archive, not per level or member).
+struct Nesting {
+    depth: u32,
+    members: usize,
+    budget: ingest::Expansion,
+}
+
 /// Every regular file of a tar archive, each as an input of its own named
 /// `ARCHIVE!/member`; members that are no input are skipped, as in a directory.
+/// A member that is itself an archive (`.tar`, `.tar.gz`, `.tar.zst`, …) is read
+/// the same way, named `ARCHIVE!/inner.tar.gz!/member`, up to `MAX_NESTING` deep.
 fn archive_members(
     path: &str,
     reader: Box<dyn io::BufRead + '_>,
     config: &Config,
+    nesting: &mut Nesting,
 ) -> Vec<Analysed> {
     let mut out = Vec::new();
     let mut archive = tar::Archive::new(reader);
@@ -288,7 +410,7 @@ fn archive_members(
         }
     };
     for (n, entry) in entries.enumerate() {
-        if n >= MAX_ARCHIVE_MEMBERS {
+        if nesting.members >= MAX_ARCHIVE_MEMBERS {
             out.push(Ok(error_report(
                 path.to_owned(),
                 format!("the archive has more than {MAX_ARCHIVE_MEMBERS} members; the rest were not read"),
@@ -317,15 +439,45 @@ fn archive_members(
         ) {
             continue;
         }
+        nesting.members += 1;
         let name = entry
             .path()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| format!("member {n}"));
         let member = format!("{path}!/{name}");
-        let result = guarded(|| judged(member.clone(), analyse_reader(entry, config), true));
-        out.push(result.unwrap_or_else(|bug| Ok(error_report(member, bug))));
+        // A panic inside a nested archive must not leave its depth counted.
+        let depth = nesting.depth;
+        let result = guarded(|| member_reports(member.clone(), Box::new(entry), config, nesting));
+        nesting.depth = depth;
+        match result {
+            Ok(reports) => out.extend(reports),
+            Err(bug) => out.push(Ok(error_report(member, bug))),
+        }
     }
     out
+}
+
+/// The reports of one archive member: one input, or the members of an archive.
+fn member_reports(
+    member: String,
+    reader: Box<dyn Read + '_>,
+    config: &Config,
+    nesting: &mut Nesting,
+) -> Vec<Analysed> {
+    match ingest::open_within(reader, &config.limits, &nesting.budget) {
+        Err(e) => vec![judged(member, Err(e), true)],
+        Ok(Opened::Stream(r)) => vec![judged(member, analyse_opened(r, config), true)],
+        Ok(Opened::Tar(r)) if nesting.depth < MAX_NESTING => {
+            nesting.depth += 1;
+            let reports = archive_members(&member, r, config, nesting);
+            nesting.depth -= 1;
+            reports
+        }
+        Ok(Opened::Tar(_)) => vec![Ok(error_report(
+            member,
+            format!("an archive nested more than {MAX_NESTING} archives deep; not read (unpack the outer ones)"),
+        ))],
+    }
 }
 
 /// Analyses one input from start to end (a single stream; archives are read by

@@ -6,7 +6,8 @@
 pub struct Limits {
     /// Longest JSONL line (one record) read, in bytes.
     pub max_record_bytes: usize,
-    /// Most bytes a compressed input may expand to.
+    /// Most bytes a compressed input may expand to: one budget for the input and
+    /// everything inside it (every layer, every archive member, nested archives).
     pub max_decompressed_bytes: u64,
     /// Largest SSE event (and SSE line).
     pub max_event_bytes: usize,

@@ -101,7 +101,7 @@ struct AnalyzeArgs {
     /// Longest JSONL line read, in bytes.
     #[arg(long, default_value_t = Limits::default().max_record_bytes)]
     max_record_bytes: usize,
-    /// Most bytes a compressed input may expand to.
+    /// Most bytes a compressed input may expand to (all layers and archive members together).
     #[arg(long, default_value_t = Limits::default().max_decompressed_bytes)]
     max_decompressed_bytes: u64,
     /// A re-send this soon after an attempt that failed or never ended is a retry

@@ -290,6 +290,46 @@ fn stdin_and_gzip_are_read_by_content() {
     }
 }
 
+/// `cat capture.tar.gz | mcpsift analyze -` and a pcapng written to stdin in small
+/// writes (as `tcpdump -w -` or `ssh host cat` deliver it) give the file's report.
+#[test]
+fn stdin_in_small_writes_gives_the_report_of_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let pcapng = repo("lab/captures/gzip_chunked_ts/capture.pcapng");
+    let archive = dir.path().join("logs.tar.gz");
+    std::fs::write(&archive, samples_tar_gz()).unwrap();
+    for file in [pcapng, archive] {
+        let data = std::fs::read(&file).unwrap();
+        let from_file = analyze(&[file.to_str().unwrap(), "--format", "jsonl"]);
+        let mut child = bin()
+            .args(["analyze", "-", "--format", "jsonl"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let writer = std::thread::spawn(move || {
+            for chunk in data.chunks(5) {
+                stdin.write_all(chunk).unwrap();
+                stdin.flush().unwrap();
+            }
+        });
+        let out = child.wait_with_output().unwrap();
+        writer.join().unwrap();
+        assert_eq!(
+            out.status.code(),
+            from_file.status.code(),
+            "{}",
+            stderr(&out)
+        );
+        let name = file.to_str().unwrap();
+        let from_file = String::from_utf8_lossy(&from_file.stdout).replace(name, "-");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), from_file);
+        assert!(from_file.contains("\"type\":\"call\""), "{from_file}");
+    }
+}
+
 #[test]
 fn a_closed_stdout_ends_the_run_quietly() {
     let mut child = bin()
@@ -756,4 +796,210 @@ fn a_file_of_garbage_lines_lists_a_thousand_problems_and_counts_the_rest() {
     );
     // The one call is still analysed.
     assert_eq!(records.iter().filter(|r| r["type"] == "call").count(), 1);
+}
+
+/// A directory with MCP logs beside another program's JSON log (the lab's
+/// `impairments.jsonl`): the log is skipped with its reason, so `--fail-on` can
+/// still return 1; named on its own it is an input that could not be read.
+#[test]
+fn a_log_with_no_mcp_record_is_skipped_in_a_scan() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        repo("samples/streamable-http.jsonl"),
+        dir.path().join("streamable-http.jsonl"),
+    )
+    .unwrap();
+    let app_log = dir.path().join("impairments.jsonl");
+    std::fs::write(
+        &app_log,
+        "{\"t\": 1.09, \"event\": \"drop\", \"sport\": 38212, \"len\": 0}\n\
+         {\"t\": 2.12, \"event\": \"dup\", \"sport\": 38218, \"len\": 0}\n\
+         {\"t\": 2.15, \"event\": \"dup\", \"sport\": 38218, \"len\": 0\n",
+    )
+    .unwrap();
+    // A JSON array of another program's data is no input either.
+    let data = dir.path().join("package-list.json");
+    std::fs::write(&data, "[{\"name\": \"x\", \"version\": 1}, 2]\n").unwrap();
+    let out = analyze(&[
+        dir.path().to_str().unwrap(),
+        "--format",
+        "jsonl",
+        "--fail-on",
+        "UNSAFE_REPLAY",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let records = jsonl(&out);
+    let summary = records.last().unwrap();
+    assert_eq!(summary["inputs"], 1);
+    assert_eq!(summary["inputs_with_errors"], 0);
+    let skipped = summary["skipped"].as_array().unwrap();
+    assert_eq!(skipped.len(), 2, "{summary}");
+    assert_eq!(skipped[1]["path"], data.to_str().unwrap());
+    assert!(
+        skipped[1]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no MCP record in 2 JSON array elements"),
+        "{summary}"
+    );
+    assert_eq!(skipped[0]["path"], app_log.to_str().unwrap());
+    assert!(
+        skipped[0]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("no MCP record in 2 JSON lines"),
+        "{summary}"
+    );
+    // Named on its own, it is no input: exit 2, and it says why.
+    let out = analyze(&[app_log.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no MCP record"), "{}", stderr(&out));
+}
+
+/// Mostly MCP with some bad lines is an input with problems; a file every record of
+/// which was rejected is never `status: ok`; the table's last line counts both.
+#[test]
+fn rejected_records_are_errors_and_the_table_counts_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mostly = dir.path().join("a-mostly-mcp.jsonl");
+    let mut text = std::fs::read_to_string(repo("samples/stdio-tee.jsonl")).unwrap();
+    text.push_str("{\"app\": \"started\"}\nnot json\n");
+    std::fs::write(&mostly, text).unwrap();
+    let rejected = dir.path().join("b-rejected.jsonl");
+    std::fs::write(
+        &rejected,
+        "{\"request\": 5, \"response\": {}}\n{\"dir\": \"sideways\", \"msg\": {\"jsonrpc\": \"2.0\"}}\n",
+    )
+    .unwrap();
+    // A HAR whose every entry is broken is no better.
+    let har = dir.path().join("c-rejected.har");
+    std::fs::write(
+        &har,
+        r#"{"log": {"version": "1.2", "creator": {"name": "x", "version": "1"}, "entries": [1, {"request": 2}]}}"#,
+    )
+    .unwrap();
+    let out = analyze(&[har.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let records = jsonl(&out);
+    assert_eq!(records[0]["status"], "error", "{records:?}");
+    assert_eq!(records[0]["problems"].as_array().unwrap().len(), 2);
+    std::fs::remove_file(&har).unwrap();
+
+    let out = analyze(&[dir.path().to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let records = jsonl(&out);
+    let inputs: Vec<&Value> = records.iter().filter(|r| r["type"] == "input").collect();
+    assert_eq!(inputs.len(), 2, "{records:?}");
+    assert_eq!(inputs[0]["status"], "ok");
+    assert_eq!(inputs[0]["calls"], 3);
+    assert_eq!(inputs[0]["problems"].as_array().unwrap().len(), 2);
+    assert_eq!(inputs[1]["status"], "error");
+    assert!(inputs[1]["error"]
+        .as_str()
+        .unwrap()
+        .starts_with("no record could be read"));
+    assert_eq!(inputs[1]["problems"].as_array().unwrap().len(), 2);
+    assert_eq!(records.last().unwrap()["inputs_with_errors"], 2);
+
+    let out = analyze(&[dir.path().to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    let last = table.lines().last().unwrap();
+    assert!(
+        last.starts_with("2 inputs (2 with errors), 3 tools/call"),
+        "{table}"
+    );
+    // A clean run says nothing about errors.
+    let out = analyze(&[repo("samples/stdio-tee.jsonl").to_str().unwrap()]);
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        table
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("1 input, 3 tools/call"),
+        "{table}"
+    );
+}
+
+/// A directory walk follows symbolic links to files and directories (with loop
+/// detection) and lists what it cannot read as a file (FIFOs, sockets, broken links,
+/// loops) as skipped with the reason; none of them stops the run or changes the exit.
+#[cfg(unix)]
+#[test]
+fn a_walk_follows_links_and_names_what_it_skips() {
+    use std::os::unix::fs::symlink;
+    let outside = tempfile::tempdir().unwrap();
+    let target = outside.path().join("latest.jsonl");
+    std::fs::copy(repo("samples/stdio-tee.jsonl"), &target).unwrap();
+    let logs = outside.path().join("more");
+    std::fs::create_dir(&logs).unwrap();
+    std::fs::copy(
+        repo("samples/stdio-transcript.jsonl"),
+        logs.join("transcript.jsonl"),
+    )
+    .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::copy(repo("samples/streamable-http.jsonl"), d.join("a.jsonl")).unwrap();
+    symlink(&target, d.join("b-link.jsonl")).unwrap();
+    // A link to a file the walk also finds under its own name is read once.
+    symlink(d.join("a.jsonl"), d.join("h-latest.jsonl")).unwrap();
+    symlink(&logs, d.join("c-linked-dir")).unwrap();
+    symlink(d.join("nowhere.jsonl"), d.join("d-broken.jsonl")).unwrap();
+    std::fs::create_dir(d.join("e-sub")).unwrap();
+    symlink(d, d.join("e-sub").join("loop")).unwrap();
+    let fifo = d.join("f-fifo");
+    let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(made.success());
+    let _socket = std::os::unix::net::UnixListener::bind(d.join("g-socket")).unwrap();
+
+    let out = analyze(&[d.to_str().unwrap(), "--format", "jsonl"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let records = jsonl(&out);
+    let read: Vec<String> = records
+        .iter()
+        .filter(|r| r["type"] == "input")
+        .map(|r| r["path"].as_str().unwrap().replace(d.to_str().unwrap(), ""))
+        .collect();
+    assert_eq!(
+        read,
+        [
+            "/a.jsonl",
+            "/b-link.jsonl",
+            "/c-linked-dir/transcript.jsonl"
+        ]
+    );
+    let calls = records.iter().filter(|r| r["type"] == "call").count();
+    assert_eq!(calls, 14 + 3 + 4);
+    let skipped: Vec<(String, String)> = records.last().unwrap()["skipped"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().replace(d.to_str().unwrap(), ""),
+                s["reason"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let reason = |p: &str| {
+        skipped
+            .iter()
+            .find(|(path, _)| path == p)
+            .map(|(_, why)| why.clone())
+            .unwrap_or_else(|| panic!("{p} not listed as skipped: {skipped:?}"))
+    };
+    assert!(reason("/d-broken.jsonl").starts_with("a broken symbolic link (to "));
+    assert!(reason("/e-sub/loop").contains("(a loop)"));
+    assert!(reason("/f-fifo").starts_with("a FIFO (named pipe)"));
+    assert_eq!(reason("/g-socket"), "a socket, not a file");
+    assert_eq!(
+        reason("/h-latest.jsonl"),
+        format!(
+            "the same file as {}/a.jsonl (linked under another name); read once",
+            d.display()
+        )
+    );
+    assert_eq!(skipped.len(), 5, "{skipped:?}");
 }

@@ -378,3 +378,198 @@ fn no_planted_secret_leaves_the_tool() {
     }
     assert!(everything.contains("--no-redact: tokens, cookies and session ids are printed"));
 }
+
+/// Every credential shape of the redaction table (`RULES` and a made-up key of each
+/// `PREFIXED` format): (text that carries it, the part that must not leave).
+fn patterns() -> Vec<(String, String)> {
+    use mcpsift::report::redact::{PREFIXED, RULES};
+    let body = "A1b2C3d4E5f6G7h8J9k0L1m2N3p4Q5r6S7t8U9v0W1x2";
+    let mut out: Vec<(String, String)> = RULES
+        .iter()
+        .map(|r| (r.example.to_owned(), r.secret.to_owned()))
+        .collect();
+    for p in PREFIXED {
+        let key = format!("{}{}", p.prefix, &body[..p.min_rest + 6]);
+        out.push((format!("{}: {key}", p.what), key));
+    }
+    out
+}
+
+/// The password in the URL of every HTTP request (scope, endpoint, request line).
+const URL_PASSWORD: &str = "url-pass-S3cret-4711";
+
+fn mcp_url() -> String {
+    format!("https://alice:{URL_PASSWORD}@mcp.example/mcp")
+}
+
+/// A tool error whose text carries `text`: a call that needs attention, so its
+/// excerpt reaches every output format.
+fn tool_error(id: usize, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"isError": true,
+        "content": [{"type": "text", "text": format!("failed: {text}")}]}})
+}
+
+fn call_with(id: usize, text: &str) -> Value {
+    call(id as i64, "query", json!({"dsn": text}))
+}
+
+/// One input per format (JSONL exchange records, stdio transcript, bare JSON-RPC,
+/// HAR, pcap, pcapng, Claude Code, Codex, VS Code output, MCP Inspector export),
+/// each a call per pattern with the pattern in its arguments and its failed result.
+fn pattern_inputs() -> Vec<(&'static str, Vec<u8>)> {
+    let pats = patterns();
+    let mut http_lines = Vec::new();
+    let mut stdio_lines = Vec::new();
+    let mut claude_lines = Vec::new();
+    let mut entries = Vec::new();
+    let mut tee_lines = Vec::new();
+    let mut vscode_lines = Vec::new();
+    let mut codex_lines = Vec::new();
+    let mut inspector = Vec::new();
+    let mut cap = Capture::new();
+    for (i, (text, _)) in pats.iter().enumerate() {
+        let id = i + 1;
+        let req = call_with(id, text).to_string();
+        let resp = tool_error(id, text).to_string();
+        http_lines.push(
+            json!({"ts": format!("2026-12-01T10:00:{:02}.000Z", i % 60),
+                "request": {"method": "POST", "url": mcp_url(),
+                    "headers": [["Content-Type", "application/json"]], "body": req},
+                "response": {"status": 200, "headers": [["Content-Type", "application/json"]], "body": resp}})
+            .to_string(),
+        );
+        stdio_lines.push(json!({"dir": "c2s", "msg": call_with(id, text)}).to_string());
+        stdio_lines.push(json!({"dir": "s2c", "msg": tool_error(id, text)}).to_string());
+        claude_lines.push(json!({"type": "assistant", "uuid": format!("a{id}"), "sessionId": "sess",
+            "timestamp": "2026-12-01T10:00:00Z", "message": {"role": "assistant", "content": [
+                {"type": "tool_use", "id": format!("toolu_{id}"), "name": "mcp__db__query", "input": {"dsn": text}}]}})
+        .to_string());
+        claude_lines.push(
+            json!({"type": "user", "uuid": format!("u{id}"), "sessionId": "sess",
+            "timestamp": "2026-12-01T10:00:01Z", "message": {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": format!("toolu_{id}"), "is_error": true,
+                 "content": [{"type": "text", "text": format!("failed: {text}")}]}]}})
+            .to_string(),
+        );
+        tee_lines.push(call_with(id, text).to_string());
+        tee_lines.push(tool_error(id, text).to_string());
+        vscode_lines.push(format!(
+            "2026-08-10 09:31:00.{i:03} [info] [Client Says] {}",
+            call_with(id, text)
+        ));
+        vscode_lines.push(format!(
+            "2026-08-10 09:31:01.{i:03} [info] [Server Says] {}",
+            tool_error(id, text)
+        ));
+        codex_lines.push(
+            json!({"timestamp": "2026-08-10T09:20:01.000Z", "type": "response_item",
+            "payload": {"type": "function_call", "name": "query", "namespace": "mcp__db",
+                "arguments": json!({"dsn": text}).to_string(), "call_id": format!("call_{id}")}})
+            .to_string(),
+        );
+        codex_lines.push(json!({"timestamp": "2026-08-10T09:20:02.000Z", "type": "event_msg",
+            "payload": {"type": "mcp_tool_call_end", "call_id": format!("call_{id}"),
+                "invocation": {"server": "db", "tool": "query", "arguments": {"dsn": text}},
+                "duration": {"secs": 0, "nanos": 0},
+                "result": {"Ok": {"content": [{"type": "text", "text": format!("failed: {text}")}], "isError": true}}}}).to_string());
+        inspector.push(json!({"id": id.to_string(), "timestamp": "2026-12-01T10:00:00.000Z", "method": "POST",
+            "url": mcp_url(), "requestHeaders": {"content-type": "application/json"}, "requestBody": req,
+            "responseStatus": 200, "responseHeaders": {"content-type": "application/json"},
+            "responseBody": resp, "duration": 5, "category": "transport"}));
+        entries.push(json!({
+            "startedDateTime": format!("2026-12-01T10:{:02}:00.000Z", i % 60), "time": 12,
+            "request": {"method": "POST", "httpVersion": "HTTP/1.1", "url": mcp_url(),
+                "headers": [{"name": "Content-Type", "value": "application/json"}], "queryString": [],
+                "cookies": [], "headersSize": -1, "bodySize": -1,
+                "postData": {"mimeType": "application/json", "text": req}},
+            "response": {"status": 200, "statusText": "", "httpVersion": "HTTP/1.1",
+                "headers": [{"name": "Content-Type", "value": "application/json"}], "cookies": [],
+                "content": {"size": resp.len(), "mimeType": "application/json", "text": resp},
+                "redirectURL": "", "headersSize": -1, "bodySize": -1},
+            "cache": {}, "timings": {"send": 1, "wait": 10, "receive": 1}
+        }));
+        let request = format!(
+            "POST {} HTTP/1.1\r\nHost: mcp.example\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{req}",
+            mcp_url(),
+            req.len()
+        );
+        let response = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{resp}",
+            resp.len()
+        );
+        let mut c = cap.conn(Link::Ethernet, 41000 + i as u16, (7, 9));
+        cap.handshake(&mut c);
+        cap.send(&mut c, Side::Client, request.as_bytes());
+        cap.send(&mut c, Side::Server, response.as_bytes());
+        cap.fin(&mut c, Side::Client);
+        cap.fin(&mut c, Side::Server);
+    }
+    let har = json!({"log": {"version": "1.2", "creator": {"name": "test", "version": "1"}, "entries": entries}});
+    vec![
+        ("http.jsonl", (http_lines.join("\n") + "\n").into_bytes()),
+        ("stdio.jsonl", (stdio_lines.join("\n") + "\n").into_bytes()),
+        (
+            "claude.jsonl",
+            (claude_lines.join("\n") + "\n").into_bytes(),
+        ),
+        ("capture.har", har.to_string().into_bytes()),
+        ("capture.pcap", cap.pcap(Link::Ethernet, false, false)),
+        (
+            "capture.pcapng",
+            cap.pcapng(&[(Link::Ethernet, 6)], false, false),
+        ),
+        ("tee.jsonl", (tee_lines.join("\n") + "\n").into_bytes()),
+        (
+            "vscode-mcp-output.log",
+            (vscode_lines.join("\n") + "\n").into_bytes(),
+        ),
+        (
+            "codex-rollout.jsonl",
+            (codex_lines.join("\n") + "\n").into_bytes(),
+        ),
+        (
+            "inspector-network.json",
+            Value::Array(inspector).to_string().into_bytes(),
+        ),
+    ]
+}
+
+/// Each pattern, planted in every input format, leaves in no output format; and
+/// unredacted, each one does reach the output of every input format.
+#[test]
+fn no_pattern_of_the_table_leaves_the_tool() {
+    let pats = patterns();
+    for (name, bytes) in pattern_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(name), bytes).unwrap();
+        for (what, text) in outputs(dir.path(), &[]) {
+            for (_, secret) in &pats {
+                assert!(
+                    !text.contains(secret.as_str()),
+                    "{name}, {what} leaks {secret}"
+                );
+            }
+            assert!(
+                !text.contains(URL_PASSWORD),
+                "{name}, {what} leaks the URL password"
+            );
+        }
+        let raw: String = outputs(dir.path(), &["--no-redact"])
+            .into_iter()
+            .map(|(_, t)| t)
+            .collect();
+        for (_, secret) in &pats {
+            assert!(
+                raw.contains(secret.as_str()),
+                "{name}: {secret} never reaches any output"
+            );
+        }
+        if name.starts_with("capture") || name.starts_with("http") || name.starts_with("inspector")
+        {
+            assert!(
+                raw.contains(URL_PASSWORD),
+                "{name}: the URL never reaches any output"
+            );
+        }
+    }
+}

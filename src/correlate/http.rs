@@ -75,8 +75,19 @@ pub(super) fn legacy_session(url: &str) -> Option<&str> {
     })
 }
 
-fn host_of(url: &str) -> &str {
+/// A URL after its scheme, without userinfo: scopes and endpoints name a server,
+/// never a credential (`https://alice:pw@host/mcp` is `host/mcp`).
+fn after_userinfo(url: &str) -> &str {
     let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let authority = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    match rest[..authority].rfind('@') {
+        Some(at) => &rest[at + 1..],
+        None => rest,
+    }
+}
+
+fn host_of(url: &str) -> &str {
+    let rest = after_userinfo(url);
     let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     &rest[..end]
 }
@@ -84,7 +95,7 @@ fn host_of(url: &str) -> &str {
 /// `host/path` of a URL without its query: the server endpoint a call went to.
 /// The legacy transport's POST endpoint differs only in its query, so it stays one.
 fn endpoint_of(url: &str) -> String {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = after_userinfo(url);
     let end = rest.find(['?', '#']).unwrap_or(rest.len());
     rest[..end].to_owned()
 }

@@ -19,12 +19,22 @@ use serde_json::{Map, Value};
 use std::fmt;
 use std::io::Read;
 
-/// Reads a JSON array from `reader`, pushing what each element holds.
-pub fn read(reader: impl Read, sink: &mut dyn Sink) -> Result<(), String> {
+/// Reads a JSON array from `reader`, pushing what each element holds; returns how
+/// many elements were of a kind this reader knows (none: not an MCP input at all).
+pub fn read(reader: impl Read, sink: &mut dyn Sink) -> Result<Counts, String> {
     let mut de = serde_json::Deserializer::from_reader(reader);
-    de.deserialize_seq(Elements { sink })
+    let counts = de
+        .deserialize_seq(Elements { sink })
         .map_err(|e| crate::text::describe_json_error(&e))?;
-    de.end().map_err(|e| format!("after the array: {e}"))
+    de.end().map_err(|e| format!("after the array: {e}"))?;
+    Ok(counts)
+}
+
+/// Elements by kind: known ones (read, perhaps with problems) and the others.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    pub known: u64,
+    pub other: u64,
 }
 
 struct Elements<'s> {
@@ -32,17 +42,22 @@ struct Elements<'s> {
 }
 
 impl<'de> Visitor<'de> for Elements<'_> {
-    type Value = ();
+    type Value = Counts;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON array of log entries")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Counts, A::Error> {
         let mut index: u64 = 0;
+        let mut counts = Counts::default();
         while let Some(v) = seq.next_element_seed(OneValue)? {
-            element(index, v, self.sink);
+            if element(index, v, self.sink) {
+                counts.known += 1;
+            } else {
+                counts.other += 1;
+            }
             index += 1;
         }
-        Ok(())
+        Ok(counts)
     }
 }
 
@@ -81,14 +96,15 @@ fn headers(v: Option<&Value>) -> Headers {
     h
 }
 
-fn element(index: u64, v: Value, sink: &mut dyn Sink) {
+/// Reads one element; false when it is of no kind this reader knows.
+fn element(index: u64, v: Value, sink: &mut dyn Sink) -> bool {
     let locator = Locator::Entry { entry: index };
     let Value::Object(o) = v else {
         sink.problem(Problem {
             locator,
             message: "array element is not an object".to_owned(),
         });
-        return;
+        return false;
     };
     if o.contains_key("requestHeaders")
         || (o.contains_key("url") && o.contains_key("method") && o.contains_key("category"))
@@ -104,7 +120,9 @@ fn element(index: u64, v: Value, sink: &mut dyn Sink) {
             message: "not an MCP Inspector network or protocol entry, nor a conformance check"
                 .to_owned(),
         });
+        return false;
     }
+    true
 }
 
 /// `FetchRequestEntry {id, timestamp, method, url, requestHeaders, requestBody?,

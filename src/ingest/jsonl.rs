@@ -15,10 +15,23 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, BufRead};
 
+/// What a JSONL input held, by kind of line, so the caller can tell an MCP log with
+/// bad lines (a problem) from a file with no MCP record at all (not an input).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    /// Lines read as MCP records (exchanges, messages, client-log events).
+    pub records: u64,
+    /// JSON objects of no MCP shape (an application's own log line).
+    pub foreign: u64,
+    /// Lines shaped like an MCP record that could not be read as one.
+    pub broken: u64,
+}
+
 /// Reads every line of `reader`.
-pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> io::Result<()> {
+pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> io::Result<Counts> {
     let mut buf = Vec::with_capacity(4096);
     let mut line_no: u64 = 0;
+    let mut counts = Counts::default();
     let mut clients = super::clientlog::ClientLogs::default();
     loop {
         buf.clear();
@@ -59,13 +72,40 @@ pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> 
             }
         };
         match parse_line(text) {
-            Ok(Line::Payload(payload)) => sink.exchange(Exchange { locator, payload }),
-            Ok(Line::Client(kind, obj)) => clients.line(kind, &obj, line_no, sink),
-            Err(message) => sink.problem(Problem { locator, message }),
+            Ok(Line::Payload(payload)) => {
+                counts.records += 1;
+                sink.exchange(Exchange { locator, payload })
+            }
+            Ok(Line::Client(kind, obj)) => {
+                counts.records += 1;
+                clients.line(kind, &obj, line_no, sink)
+            }
+            Ok(Line::Foreign) => {
+                counts.foreign += 1;
+                sink.problem(Problem {
+                    locator,
+                    message: FOREIGN.to_owned(),
+                })
+            }
+            Err(Rejected::NotJson(message)) => sink.problem(Problem { locator, message }),
+            Err(Rejected::Broken(message)) => {
+                counts.broken += 1;
+                sink.problem(Problem { locator, message })
+            }
         }
     }
     clients.finish(sink);
-    Ok(())
+    Ok(counts)
+}
+
+const FOREIGN: &str = "not a recognised record: expected an HTTP exchange record (\"request\"/\"response\"), a transcript message (\"dir\" + \"msg\") or a JSON-RPC message (\"jsonrpc\")";
+
+/// Why a line is not a record.
+enum Rejected {
+    /// Not a JSON object at all.
+    NotJson(String),
+    /// Shaped like an MCP record, but not a readable one.
+    Broken(String),
 }
 
 /// Reads one line into `buf`, keeping at most `cap` bytes; returns the line's full
@@ -125,6 +165,8 @@ enum Line {
     Payload(Payload),
     /// A line of a client log (Claude Code, Codex, OpenTelemetry), read with state.
     Client(&'static str, Map<String, Value>),
+    /// A JSON object of no MCP shape.
+    Foreign,
 }
 
 /// A JSON object read shallowly: each member kept as its raw JSON text. Bodies (the
@@ -170,18 +212,24 @@ fn raw_body(raw: Option<&&RawValue>) -> Option<String> {
     Some(text.to_owned())
 }
 
-fn parse_line(text: &str) -> Result<Line, String> {
+fn parse_line(text: &str) -> Result<Line, Rejected> {
     let Some(obj) = shallow(text) else {
         // Not a JSON object: say exactly what it is.
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| format!("not JSON: {}", crate::text::describe_json_error(&e)))?;
-        return Err(format!(
+        let value: Value = serde_json::from_str(text).map_err(|e| {
+            Rejected::NotJson(format!(
+                "not JSON: {}",
+                crate::text::describe_json_error(&e)
+            ))
+        })?;
+        return Err(Rejected::NotJson(format!(
             "a JSON {} where a record object was expected",
             json_kind(&value)
-        ));
+        )));
     };
     if obj.contains_key("request") {
-        return http_record(&obj).map(|x| Line::Payload(Payload::Http(x)));
+        return http_record(&obj)
+            .map(|x| Line::Payload(Payload::Http(x)))
+            .map_err(Rejected::Broken);
     }
     let msg = obj.get("msg").or_else(|| obj.get("message"));
     // A line the process wrote that is not JSON (stdout noise, a crash trace) is
@@ -203,8 +251,12 @@ fn parse_line(text: &str) -> Result<Line, String> {
     });
     if let (Some(json), Some(dir)) = (line_text, obj.get("dir").or_else(|| obj.get("direction"))) {
         let dir_value: Value = serde_json::from_str(dir.get()).unwrap_or(Value::Null);
-        let dir = parse_direction(&dir_value)
-            .ok_or_else(|| format!("\"dir\" is {}; expected \"c2s\" or \"s2c\"", dir.get()))?;
+        let dir = parse_direction(&dir_value).ok_or_else(|| {
+            Rejected::Broken(format!(
+                "\"dir\" is {}; expected \"c2s\" or \"s2c\"",
+                dir.get()
+            ))
+        })?;
         return Ok(Line::Payload(Payload::Stdio(StdioMessage {
             dir: Some(dir),
             json,
@@ -226,7 +278,7 @@ fn parse_line(text: &str) -> Result<Line, String> {
             return Ok(Line::Client(kind, full));
         }
     }
-    Err("not a recognised record: expected an HTTP exchange record (\"request\"/\"response\"), a transcript message (\"dir\" + \"msg\") or a JSON-RPC message (\"jsonrpc\")".to_owned())
+    Ok(Line::Foreign)
 }
 
 fn json_kind(v: &Value) -> &'static str {

@@ -4,6 +4,7 @@
 //! that stops the whole input is returned as an `IngestError`.
 
 mod clientlog;
+mod compress;
 mod har;
 mod jsonarray;
 mod jsonl;
@@ -11,6 +12,7 @@ mod pcap;
 
 use crate::config::Limits;
 use crate::model::{Body, Exchange, Headers, Locator};
+pub use compress::Compression;
 use std::io::{self, BufRead, BufReader, Read};
 
 /// What an input turned out to be.
@@ -90,13 +92,13 @@ pub enum IngestError {
     Io(#[from] io::Error),
     #[error("empty input: nothing to analyse")]
     Empty,
-    #[error("binary data that is not a pcap, pcapng, gzip or tar file (first bytes {0}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, and gzip or tar archives of them")]
+    #[error("binary data that is not a pcap, pcapng, compressed (gzip, zstd, bzip2, xz) or tar file (first bytes {0}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, compressed or in tar archives")]
     Binary(String),
     #[error("malformed: {0}")]
     Malformed(String),
     #[error("not a recognised input: {0}")]
     Unrecognised(String),
-    #[error("{0} input recognised, but reading {0} is not supported by this build yet")]
+    #[error("{0} recognised, but mcpsift does not read it")]
     NotSupported(&'static str),
     #[error("compressed input expands past the {0}-byte cap (raise --max-decompressed-bytes to read it)")]
     DecompressCap(u64),
@@ -104,6 +106,31 @@ pub enum IngestError {
     Har(String),
     #[error("compressed inside compressed more than {0} levels deep")]
     TooDeep(u32),
+    /// JSON records none of which is an MCP record: another program's log or data.
+    #[error("no MCP record in {records} JSON {what} (another program's log or data?): {expected}")]
+    NotMcp {
+        records: u64,
+        /// `lines` or `array elements`.
+        what: &'static str,
+        /// What an MCP record would have looked like.
+        expected: &'static str,
+    },
+}
+
+impl IngestError {
+    /// True when the input is no input of mcpsift at all (empty, binary, another
+    /// program's text or log), rather than an input that could not be read: found
+    /// under a directory or in an archive, such a file is skipped with its reason.
+    pub fn is_not_an_input(&self) -> bool {
+        matches!(
+            self,
+            IngestError::Empty
+                | IngestError::Binary(_)
+                | IngestError::Unrecognised(_)
+                | IngestError::NotSupported(_)
+                | IngestError::NotMcp { .. }
+        )
+    }
 }
 
 /// A recorded response body: parsed as SSE when its Content-Type says
@@ -131,23 +158,40 @@ pub fn is_tar(head: &[u8]) -> bool {
     head.len() >= 262 && head.get(257..262) == Some(b"ustar".as_slice())
 }
 
-/// Undoes gzip compression (capped, at most two levels) and tells a tar archive
+/// Undoes compression (gzip, zstd, bzip2, xz; at most `MAX_LAYERS` layers, all
+/// together capped by `--max-decompressed-bytes`) and tells a tar archive
 /// from a single stream, so the batch can read each member of an archive as an
 /// input of its own.
 pub fn open<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
-    open_inner(reader, limits).map_err(|e| cap_error(e, limits))
+    let budget = Expansion::new(limits.max_decompressed_bytes);
+    open_within(reader, limits, &budget)
 }
 
-fn open_inner<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
+/// `open` for a part of an input (an archive member): its decompression spends
+/// the budget of the whole input.
+pub fn open_within<'a>(
+    reader: Box<dyn Read + 'a>,
+    limits: &Limits,
+    budget: &Expansion,
+) -> Result<Opened<'a>, IngestError> {
+    open_inner(reader, budget).map_err(|e| cap_error(e, limits))
+}
+
+/// Compression inside compression (`x.tar.gz.xz`) is undone this many times.
+const MAX_LAYERS: u32 = 3;
+
+fn open_inner<'a>(
+    reader: Box<dyn Read + 'a>,
+    budget: &Expansion,
+) -> Result<Opened<'a>, IngestError> {
     let mut reader: Box<dyn BufRead + 'a> = Box::new(BufReader::with_capacity(256 << 10, reader));
-    for _ in 0..3 {
-        let head = fill_head_of(&mut reader)?;
-        if head.starts_with(&[0x1f, 0x8b]) {
-            let cap = limits.max_decompressed_bytes;
+    for _ in 0..MAX_LAYERS {
+        let head;
+        (head, reader) = fill_head_of(reader)?;
+        if let Some(compression) = Compression::of(&head) {
             let dec = CappedReader {
-                inner: flate2::bufread::MultiGzDecoder::new(reader),
-                left: cap,
-                cap,
+                inner: compression.decoder(reader)?,
+                budget: budget.clone(),
             };
             reader = Box::new(BufReader::with_capacity(256 << 10, dec));
             continue;
@@ -157,14 +201,76 @@ fn open_inner<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<
         }
         return Ok(Opened::Stream(reader));
     }
-    Err(IngestError::TooDeep(3))
+    Err(IngestError::TooDeep(MAX_LAYERS))
 }
 
-/// Up to 8 KiB of the reader's first bytes, without consuming them; a pipe may hand
-/// them over in several reads, so read until 512 bytes (a tar header) or the end.
-fn fill_head_of(reader: &mut Box<dyn BufRead + '_>) -> io::Result<Vec<u8>> {
-    let buf = reader.fill_buf()?;
-    Ok(buf[..buf.len().min(8192)].to_vec())
+/// How many first bytes the sniffer looks at: a tar header needs 512, a HAR's `log`
+/// key may sit a few KiB in.
+const HEAD_BYTES: usize = 8192;
+
+/// The reader's first `HEAD_BYTES` (fewer only at the end of the input), and a
+/// reader that still yields them. A pipe or a decoder hands bytes over in reads of
+/// any size, down to one byte, so one `fill_buf` is not enough: the same bytes
+/// must be sniffed the same way from a file and from any pipe.
+fn fill_head_of<'a>(
+    mut reader: Box<dyn BufRead + 'a>,
+) -> io::Result<(Vec<u8>, Box<dyn BufRead + 'a>)> {
+    let first = loop {
+        match reader.fill_buf() {
+            Ok(b) => break b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    };
+    if first.len() >= HEAD_BYTES || first.is_empty() {
+        // The common case (a file): the buffer holds the whole head, nothing to put back.
+        let head = first[..first.len().min(HEAD_BYTES)].to_vec();
+        return Ok((head, reader));
+    }
+    let mut head = Vec::with_capacity(HEAD_BYTES);
+    let mut failed = None;
+    while head.len() < HEAD_BYTES {
+        let buf = match reader.fill_buf() {
+            Ok(b) => b,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            // An error after some bytes (a damaged gzip tail) belongs to the reader
+            // that meets it, as it would from a file: hand it over after the head.
+            Err(e) if !head.is_empty() => {
+                failed = Some(e);
+                break;
+            }
+            Err(e) => return Err(e),
+        };
+        if buf.is_empty() {
+            break;
+        }
+        let n = buf.len().min(HEAD_BYTES - head.len());
+        head.extend_from_slice(&buf[..n]);
+        reader.consume(n);
+    }
+    let rest: Box<dyn BufRead + 'a> = match failed {
+        None => reader,
+        Some(e) => Box::new(BufReader::new(FailFirst {
+            error: Some(e),
+            inner: reader,
+        })),
+    };
+    Ok((head.clone(), Box::new(io::Cursor::new(head).chain(rest))))
+}
+
+/// Fails its first read with `error`, then reads `inner`.
+struct FailFirst<R> {
+    error: Option<io::Error>,
+    inner: R,
+}
+
+impl<R: Read> Read for FailFirst<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => self.inner.read(buf),
+        }
+    }
 }
 
 /// Reads one whole input, detecting its format, pushing into `sink`.
@@ -207,11 +313,13 @@ fn read_sniffed(
     limits: &Limits,
     sink: &mut dyn Sink,
 ) -> Result<Format, IngestError> {
-    let head = fill_head_of(&mut reader)?;
+    let head;
+    (head, reader) = fill_head_of(reader)?;
     match sniff(&head) {
         Sniffed::Empty => Err(IngestError::Empty),
-        // `open` undid three levels of gzip already; a fourth is refused.
-        Sniffed::Gzip => Err(IngestError::TooDeep(3)),
+        // `open` undid `MAX_LAYERS` levels of compression already; one more is refused.
+        Sniffed::Compressed(_) => Err(IngestError::TooDeep(MAX_LAYERS)),
+        Sniffed::Unsupported(what) => Err(IngestError::NotSupported(what)),
         Sniffed::Pcap => {
             pcap::read(reader, false, limits, sink)?;
             Ok(Format::Pcap)
@@ -225,11 +333,29 @@ fn read_sniffed(
             Ok(Format::Har)
         }
         Sniffed::Jsonl => {
-            jsonl::read(&mut reader, limits, sink)?;
+            let seen = jsonl::read(&mut reader, limits, sink)?;
+            // Not one MCP record, only other JSON objects: another program's log. A
+            // line shaped like MCP that failed makes it an MCP input with problems.
+            if seen.records == 0 && seen.foreign > 0 && seen.broken == 0 {
+                return Err(IngestError::NotMcp {
+                    records: seen.foreign,
+                    what: "lines",
+                    expected: "none is an HTTP exchange record, a transcript message, a JSON-RPC message or a client-log event",
+                });
+            }
             Ok(Format::Jsonl)
         }
         Sniffed::JsonArray => {
-            jsonarray::read(&mut reader, sink).map_err(IngestError::Malformed)?;
+            let seen = jsonarray::read(&mut reader, sink).map_err(IngestError::Malformed)?;
+            // As for JSONL: an array of nothing mcpsift knows is someone else's data.
+            if seen.known == 0 && seen.other > 0 {
+                return Err(IngestError::NotMcp {
+                    records: seen.other,
+                    what: "array elements",
+                    expected:
+                        "none is an MCP Inspector network or protocol entry or a conformance check",
+                });
+            }
             Ok(Format::JsonArray)
         }
         Sniffed::MessageLog => {
@@ -245,7 +371,9 @@ fn read_sniffed(
 #[derive(Debug, PartialEq, Eq)]
 pub enum Sniffed {
     Empty,
-    Gzip,
+    Compressed(Compression),
+    /// A known format mcpsift does not read (zip, 7z).
+    Unsupported(&'static str),
     Pcap,
     Pcapng,
     Har,
@@ -263,8 +391,14 @@ pub fn sniff(head: &[u8]) -> Sniffed {
     if head.is_empty() {
         return Sniffed::Empty;
     }
-    if head.starts_with(&[0x1f, 0x8b]) {
-        return Sniffed::Gzip;
+    if let Some(c) = Compression::of(head) {
+        return Sniffed::Compressed(c);
+    }
+    if head.starts_with(b"PK\x03\x04") || head.starts_with(b"PK\x05\x06") {
+        return Sniffed::Unsupported("a zip archive (unpack it, or make it a tar)");
+    }
+    if head.starts_with(b"7z\xbc\xaf\x27\x1c") {
+        return Sniffed::Unsupported("a 7z archive (unpack it, or make it a tar)");
     }
     if head.len() >= 4 {
         let m = [head[0], head[1], head[2], head[3]];
@@ -315,7 +449,7 @@ pub fn sniff(head: &[u8]) -> Sniffed {
     }
     let first_line = String::from_utf8_lossy(text.split(|&b| b == b'\n').next().unwrap_or(text));
     Sniffed::Text(format!(
-        "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, and gzip or tar archives of them",
+        "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, compressed or in tar archives",
         crate::text::excerpt(first_line.trim())
             .chars()
             .take(60)
@@ -344,29 +478,60 @@ fn looks_like_har(text: &[u8]) -> bool {
         })
 }
 
-/// A reader that fails with `FileTooLarge` after `cap` bytes.
+/// What the decompression of one input may still produce: one budget shared by
+/// every compression layer and every archive member inside it, so archives nested
+/// in archives cannot multiply `--max-decompressed-bytes`.
+#[derive(Debug, Clone)]
+pub struct Expansion {
+    left: std::sync::Arc<std::sync::atomic::AtomicU64>,
+    cap: u64,
+}
+
+impl Expansion {
+    pub fn new(cap: u64) -> Self {
+        Expansion {
+            left: std::sync::Arc::new(std::sync::atomic::AtomicU64::new(cap)),
+            cap,
+        }
+    }
+
+    fn left(&self) -> u64 {
+        self.left.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    fn spend(&self, n: u64) {
+        // One input is read by one thread; the atomic only makes the budget `Send`.
+        let _ = self.left.fetch_update(
+            std::sync::atomic::Ordering::Relaxed,
+            std::sync::atomic::Ordering::Relaxed,
+            |l| Some(l.saturating_sub(n)),
+        );
+    }
+}
+
+/// A reader that fails with `FileTooLarge` once its input's `Expansion` is spent.
 struct CappedReader<R> {
     inner: R,
-    left: u64,
-    cap: u64,
+    budget: Expansion,
 }
 
 impl<R: Read> Read for CappedReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.left == 0 {
+        let left = self.budget.left();
+        if left == 0 {
             // Probe one byte: exactly `cap` bytes is fine, more is not.
             let mut probe = [0u8; 1];
             return match self.inner.read(&mut probe)? {
                 0 => Ok(0),
                 _ => Err(io::Error::new(
                     io::ErrorKind::FileTooLarge,
-                    format!("decompressed past {} bytes", self.cap),
+                    format!("decompressed past {} bytes", self.budget.cap),
                 )),
             };
         }
-        let want = buf.len().min(self.left.min(usize::MAX as u64) as usize);
+        let want = buf.len().min(left.min(usize::MAX as u64) as usize);
         let n = self.inner.read(&mut buf[..want])?;
-        self.left -= n as u64;
+        self.budget.spend(n as u64);
         Ok(n)
     }
 }
@@ -381,7 +546,18 @@ mod tests {
         assert_eq!(sniff(b"  \n"), Sniffed::Empty);
         assert_eq!(sniff(&[0xd4, 0xc3, 0xb2, 0xa1, 2, 0]), Sniffed::Pcap);
         assert_eq!(sniff(&[0x0a, 0x0d, 0x0d, 0x0a, 0, 0]), Sniffed::Pcapng);
-        assert_eq!(sniff(&[0x1f, 0x8b, 8]), Sniffed::Gzip);
+        assert_eq!(
+            sniff(&[0x1f, 0x8b, 8]),
+            Sniffed::Compressed(Compression::Gzip)
+        );
+        assert_eq!(
+            sniff(b"BZh91AY&SY"),
+            Sniffed::Compressed(Compression::Bzip2)
+        );
+        assert!(matches!(
+            sniff(b"PK\x03\x04\x14\x00"),
+            Sniffed::Unsupported(_)
+        ));
         assert_eq!(sniff(b"{\n  \"log\": {\"version\":\"1.2\"}}"), Sniffed::Har);
         assert_eq!(sniff(b"{\"jsonrpc\":\"2.0\",\"id\":1}\n"), Sniffed::Jsonl);
         assert_eq!(

@@ -1,24 +1,34 @@
 //! Redaction: the one pass that every string leaving mcpsift goes through, on by
 //! default in every output format (`--no-redact` turns it off).
 //!
-//! Two kinds of rule, both applied to any text (JSON, escaped JSON inside a JSON
-//! string, header dumps, URLs, prose):
+//! Rules, all applied to any text (JSON, escaped JSON inside a JSON string, header
+//! dumps, URLs, prose), in this order:
 //!
+//! - **PEM private keys**: the body of a `-----BEGIN … PRIVATE KEY-----` block;
+//! - **URL userinfo**: the password of `scheme://user:password@host` (web URLs and
+//!   DSNs alike: `postgres://`, `redis://:pw@`, `mongodb+srv://`, `amqp://`);
 //! - **by name**: the value after a sensitive name (`Authorization: …`,
-//!   `"access_token": "…"`, `?code=…`, `["Cookie", "…"]`) is replaced;
+//!   `"access_token": "…"`, `?code=…`, `AccountKey=…;`, `["Cookie", "…"]`);
 //!   `Mcp-Session-Id` values become `session:<hash>`, the same short hash the
 //!   correlator uses for scopes, so a session can still be followed;
-//! - **by shape**: `Bearer …`, JWT-looking `eyJ…` tokens, keys with well-known
-//!   prefixes (`sk-`, `ghp_`, `xoxb-`, `AKIA`, …) and long high-entropy runs are
-//!   replaced wherever they occur.
+//! - **by shape**: `Bearer …`/`Basic …` credentials, JWT-looking `eyJ…` tokens, the
+//!   key formats of [`PREFIXED`] (cloud, VCS, chat, payment and model-API keys) and
+//!   long high-entropy runs, wherever they occur;
+//! - **cut excerpts**: before a `…` where an excerpt was cut, a key or a URL's
+//!   userinfo cut below what its rule needs to recognise it.
 //!
-//! Hand-written rather than regex-based: the rules need JSON-aware quoting (`"`
-//! and `\"`), which is awkward in a regex and cheap by hand.
+//! [`RULES`] lists every rule with an example; `docs/redaction.md` is its prose.
+//! A prefilter (one Aho-Corasick scan for every trigger word, and a byte loop for
+//! long token runs) lets the strings that hold none of them through untouched, so
+//! most of a report costs one linear scan. Hand-written rather than regex-based:
+//! the rules need JSON-aware quoting (`"` and `\"`), which is awkward in a regex.
 
 use crate::batch::Report;
 use crate::correlate::short_hash;
+use aho_corasick::AhoCorasick;
 use serde_json::Value;
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 /// What a removed secret is replaced with.
 pub const MARK: &str = "[REDACTED]";
@@ -57,6 +67,16 @@ const SECRET_NAMES: &[&str] = &[
     "x-amz-credential",
     "x-goog-signature",
     "x-goog-credential",
+    "aws-secret-access-key",
+    "aws-session-token",
+    "secret-access-key",
+    "secretaccesskey",
+    "private-key-id",
+    "accountkey",
+    "account-key",
+    "sharedaccesskey",
+    "pwd",
+    "passphrase",
 ];
 
 /// Names that are secrets only as query or form parameters (`?key=…`): as JSON keys
@@ -74,30 +94,186 @@ const HEADER_NAMES: &[&str] = &[
 /// Names whose value is replaced by a stable hash rather than blanked.
 const HASHED_NAMES: &[&str] = &["mcp-session-id"];
 
-/// Prefixes of well-known credential formats.
-const SECRET_PREFIXES: &[&str] = &[
-    "sk-",
-    "sk_live_",
-    "sk_test_",
-    "rk_live_",
-    "pk_live_",
-    "ghp_",
-    "gho_",
-    "ghu_",
-    "ghs_",
-    "ghr_",
-    "github_pat_",
-    "glpat-",
-    "xoxb-",
-    "xoxp-",
-    "xoxa-",
-    "xoxs-",
-    "AKIA",
-    "ASIA",
-    "AIza",
-    "npm_",
-    "hf_",
-    "pypi-",
+/// A credential format known by its fixed prefix: replaced wherever a token (or a
+/// `-`/`_`-separated segment of one) starts with `prefix` and has at least
+/// `min_rest` more token characters.
+#[derive(Debug, Clone, Copy)]
+pub struct Prefixed {
+    pub what: &'static str,
+    pub prefix: &'static str,
+    pub min_rest: usize,
+}
+
+const fn px(what: &'static str, prefix: &'static str, min_rest: usize) -> Prefixed {
+    Prefixed {
+        what,
+        prefix,
+        min_rest,
+    }
+}
+
+/// Key formats secret scanners know, by prefix. Minimum lengths sit below the real
+/// ones (AWS ids have 16 characters after the prefix, GitHub tokens 36) so a cut
+/// excerpt is still caught, and above ordinary words that share a prefix.
+pub const PREFIXED: &[Prefixed] = &[
+    px("AWS access key id", "AKIA", 12),
+    px("AWS temporary access key id", "ASIA", 12),
+    px("AWS bearer key id", "ABIA", 12),
+    px("Google API key", "AIza", 20),
+    px("GitHub personal access token", "ghp_", 12),
+    px("GitHub OAuth token", "gho_", 12),
+    px("GitHub user-to-server token", "ghu_", 12),
+    px("GitHub server-to-server token", "ghs_", 12),
+    px("GitHub refresh token", "ghr_", 12),
+    px("GitHub fine-grained token", "github_pat_", 12),
+    px("GitLab personal access token", "glpat-", 12),
+    px("GitLab deploy token", "gldt-", 12),
+    px("Slack bot token", "xoxb-", 12),
+    px("Slack user token", "xoxp-", 12),
+    px("Slack app token", "xoxa-", 12),
+    px("Slack legacy token", "xoxo-", 12),
+    px("Slack session token", "xoxs-", 12),
+    px("Slack refresh token", "xoxr-", 12),
+    px("Slack app-level token", "xapp-", 12),
+    px("Stripe secret key", "sk_live_", 12),
+    px("Stripe test secret key", "sk_test_", 12),
+    px("Stripe restricted key", "rk_live_", 12),
+    px("Stripe restricted test key", "rk_test_", 12),
+    px("Stripe live publishable key", "pk_live_", 12),
+    px("Stripe webhook secret", "whsec_", 12),
+    px("Anthropic API key", "sk-ant-", 12),
+    px("OpenAI-style API key", "sk-", 12),
+    px("npm token", "npm_", 12),
+    px("Hugging Face token", "hf_", 12),
+    px("PyPI token", "pypi-", 12),
+];
+
+/// One redaction rule, in words, with an example: the source of the table in
+/// `docs/redaction.md`, and each one tested (`every_rule_redacts_its_example`).
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    pub what: &'static str,
+    /// Text that holds the secret.
+    pub example: &'static str,
+    /// The part of `example` that must not survive.
+    pub secret: &'static str,
+}
+
+const fn rule(what: &'static str, example: &'static str, secret: &'static str) -> Rule {
+    Rule {
+        what,
+        example,
+        secret,
+    }
+}
+
+/// Every rule that is not a [`PREFIXED`] key format.
+pub const RULES: &[Rule] = &[
+    rule(
+        "password in URL userinfo",
+        "POST https://alice:Pa55-w0rd!@mcp.example/mcp",
+        "Pa55-w0rd!",
+    ),
+    rule(
+        "PostgreSQL DSN password",
+        "postgres://app:pg-S3cret@db.internal:5432/app",
+        "pg-S3cret",
+    ),
+    rule(
+        "MySQL DSN password",
+        "mysql://root:my-S3cret@10.0.0.5/shop",
+        "my-S3cret",
+    ),
+    rule(
+        "MongoDB SRV DSN password",
+        "mongodb+srv://svc:mongo-S3cret@cluster0.example.net/db",
+        "mongo-S3cret",
+    ),
+    rule(
+        "Redis DSN password (no user)",
+        "redis://:redis-S3cret@cache:6379/0",
+        "redis-S3cret",
+    ),
+    rule(
+        "AMQP DSN password",
+        "amqp://guest:amqp-S3cret@mq.example:5672/vhost",
+        "amqp-S3cret",
+    ),
+    rule(
+        "AWS secret access key by name",
+        "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    ),
+    rule(
+        "AWS session token by name",
+        "AWS_SESSION_TOKEN: IQoJb3JpZ2luX2VjEXAMPLEsessiontoken",
+        "IQoJb3JpZ2luX2VjEXAMPLEsessiontoken",
+    ),
+    rule(
+        "GCP service-account private key (by name and PEM)",
+        r#"{"type": "service_account", "private_key_id": "0123abcd4567", "private_key": "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n-----END PRIVATE KEY-----\n"}"#,
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC",
+    ),
+    rule(
+        "PEM private key block",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX\n6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----",
+        "MIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX",
+    ),
+    rule(
+        "PEM private key cut short (an excerpt)",
+        "key: -----BEGIN OPENSSH PRIVATE KEY----- b3BlbnNzaC1rZXktdjEAAAAA",
+        "b3BlbnNzaC1rZXktdjEAAAAA",
+    ),
+    rule(
+        "Azure storage AccountKey",
+        "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4+/==;EndpointSuffix=core.windows.net",
+        "Zm9vYmFyYmF6cXV4+/==",
+    ),
+    rule(
+        "Azure Service Bus SharedAccessKey",
+        "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=c2FzLWtleS1leGFtcGxl=",
+        "c2FzLWtleS1leGFtcGxl=",
+    ),
+    rule(
+        "Azure SAS signature",
+        "https://acct.blob.core.windows.net/c/b?sv=2022-11-02&se=2026-12-01&sig=Yz8xZXhhbXBsZSUyRnNpZw%3D",
+        "Yz8xZXhhbXBsZSUyRnNpZw%3D",
+    ),
+    rule(
+        "Bearer token",
+        "upstream said Bearer abc123def456ghi789",
+        "abc123def456ghi789",
+    ),
+    rule(
+        "Basic credentials",
+        "Authorization was Basic YWxpY2U6aHVudGVyMg==",
+        "YWxpY2U6aHVudGVyMg==",
+    ),
+    rule(
+        "Proxy-Authorization header",
+        "Proxy-Authorization: Digest username=bob, response=6629fae49393a05397450978507c4ef1",
+        "6629fae49393a05397450978507c4ef1",
+    ),
+    rule(
+        "JWT",
+        "token eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+    ),
+    rule(
+        "a key cut short by an excerpt",
+        "upstream answered 401 for ghp_A1b2C3d4…",
+        "ghp_A1b2C3d4",
+    ),
+    rule(
+        "a DSN cut short by an excerpt, inside its password",
+        "could not connect to postgres://app:pg-S3c…",
+        "pg-S3c",
+    ),
+    rule(
+        "ODBC connection string password",
+        "Server=db;Database=app;Uid=sa;Pwd=odbc-S3cret;",
+        "odbc-S3cret",
+    ),
 ];
 
 /// Redaction settings: on, or off (`--no-redact`).
@@ -161,13 +337,10 @@ enum NameKind {
 impl Redactor {
     /// Redacts one piece of text.
     pub fn text<'a>(&self, s: &'a str) -> Cow<'a, str> {
-        if !self.enabled || s.is_empty() {
+        if !self.enabled || s.is_empty() || !may_hold_secret(s) {
             return Cow::Borrowed(s);
         }
-        match by_name(s) {
-            Cow::Borrowed(_) => by_shape(s),
-            Cow::Owned(named) => Cow::Owned(by_shape(&named).into_owned()),
-        }
+        every_rule(s)
     }
 
     /// Redacts a string in place.
@@ -260,11 +433,13 @@ struct Known<'a> {
 }
 
 impl Known<'_> {
-    fn string(&self, s: &mut String) {
+    /// Session ids replaced by their hashes, then the rules of `Redactor::text`.
+    fn text<'s>(&self, s: &'s str) -> Cow<'s, str> {
+        let mut out = Cow::Borrowed(s);
         if !self.simple.is_empty() {
             // One pass over the id-shaped words; a copy is made only on a hit.
             let b = s.as_bytes();
-            let mut out: Option<String> = None;
+            let mut replaced: Option<String> = None;
             let (mut i, mut copied) = (0, 0);
             while i < b.len() {
                 if !is_id_char(b[i]) {
@@ -273,24 +448,32 @@ impl Known<'_> {
                 }
                 let len = id_len(b, i);
                 if let Some(h) = self.simple.get(&s[i..i + len]) {
-                    let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+                    let o = replaced.get_or_insert_with(|| String::with_capacity(s.len()));
                     o.push_str(&s[copied..i]);
                     o.push_str(h);
                     copied = i + len;
                 }
                 i += len;
             }
-            if let Some(mut o) = out {
-                o.push_str(&s[copied..]);
-                *s = o;
+            if let Cow::Owned(o) = finish(s, replaced, copied) {
+                out = Cow::Owned(o);
             }
         }
         for (id, hashed) in &self.complex {
-            if s.contains(id) {
-                *s = s.replace(id, hashed);
+            if out.contains(id) {
+                out = Cow::Owned(out.replace(id, hashed));
             }
         }
-        self.inner.string(s);
+        match out {
+            Cow::Borrowed(b) => self.inner.text(b),
+            Cow::Owned(o) => Cow::Owned(self.inner.text(&o).into_owned()),
+        }
+    }
+
+    fn string(&self, s: &mut String) {
+        if let Cow::Owned(r) = self.text(s) {
+            *s = r;
+        }
     }
 
     fn option(&self, s: &mut Option<String>) {
@@ -302,10 +485,8 @@ impl Known<'_> {
     /// Strings calls share (interned by the correlator): replaced only when redaction
     /// changes them, so the shared copy stays shared.
     fn arc(&self, s: &mut std::sync::Arc<str>) {
-        let mut owned = s.to_string();
-        self.string(&mut owned);
-        if *owned != **s {
-            *s = owned.into();
+        if let Cow::Owned(r) = self.text(s) {
+            *s = r.into();
         }
     }
 
@@ -609,20 +790,8 @@ fn looks_like_secret(tok: &str) -> bool {
     // (`key-sk_live_…`), followed by at least 12 more characters. Tokens are ASCII
     // (`is_token_char`), so a byte scan over segment starts is enough; this runs on
     // every word of every printed string, so it avoids building substring searchers.
-    let tb = t.as_bytes();
-    if tb.len() >= 15 {
-        for at in 0..tb.len() - 14 {
-            if at > 0 && tb[at - 1].is_ascii_alphanumeric() {
-                continue;
-            }
-            let rest = &tb[at..];
-            if SECRET_PREFIXES
-                .iter()
-                .any(|p| rest.starts_with(p.as_bytes()) && rest.len() >= p.len() + 12)
-            {
-                return true;
-            }
-        }
+    if prefixed_at(t.as_bytes()).is_some() {
+        return true;
     }
     if t.len() >= 32 {
         let digits = t.bytes().filter(u8::is_ascii_digit).count();
@@ -636,6 +805,254 @@ fn looks_like_secret(tok: &str) -> bool {
         }
     }
     false
+}
+
+/// Every rule, in order, without the prefilter.
+fn every_rule(s: &str) -> Cow<'_, str> {
+    let mut out = Cow::Borrowed(s);
+    for pass in [pem, userinfo, by_name, by_shape, cut_tail] {
+        if let Cow::Owned(changed) = pass(&out) {
+            out = Cow::Owned(changed);
+        }
+    }
+    out
+}
+
+/// An excerpt cut short (it ends in `…`, perhaps quoted inside other text) may have
+/// cut a secret below what its rule needs to recognise it: a key prefix with a few
+/// characters left, a URL cut inside its userinfo. The cut piece goes.
+fn cut_tail(s: &str) -> Cow<'_, str> {
+    const ELLIPSIS: &str = "…";
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(cut) = find(s, ELLIPSIS, from) {
+        from = cut + ELLIPSIS.len();
+        if let Some(start) = cut_secret(&s.as_bytes()[copied..cut]) {
+            let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+            o.push_str(&s[copied..copied + start]);
+            o.push_str(MARK);
+            copied = cut;
+        }
+    }
+    finish(s, out, copied)
+}
+
+/// Where the secret cut off at the end of `b` starts, if one is.
+fn cut_secret(b: &[u8]) -> Option<usize> {
+    let start = b
+        .iter()
+        .rposition(|&c| !is_token_char(c))
+        .map_or(0, |i| i + 1);
+    // A URL cut in its authority (`postgres://app:pa…`): from the first `:` on.
+    if let Some(sep) = memchr::memmem::rfind(b, b"://") {
+        let authority = &b[sep + 3..];
+        if !authority.iter().any(|&c| ends_authority(c) || c == b'@') {
+            if let Some(colon) = authority.iter().position(|&c| c == b':') {
+                let pw = sep + 3 + colon + 1;
+                return (pw < b.len()).then_some(pw);
+            }
+        }
+    }
+    // A token cut short that starts like a key (`ghp_A1b2…`, `eyJhbG…`).
+    let tail = &b[start..];
+    let keyish = (0..tail.len()).any(|at| {
+        (at == 0 || !tail[at - 1].is_ascii_alphanumeric())
+            && (PREFIXED.iter().map(|p| p.prefix).chain(["eyJ"]))
+                .any(|p| tail[at..].starts_with(p.as_bytes()) && tail.len() - at >= p.len() + 4)
+    });
+    keyish.then_some(start)
+}
+
+/// The key format of [`PREFIXED`] that `token`, or one of its segments, starts with.
+fn prefixed_at(tb: &[u8]) -> Option<&'static Prefixed> {
+    const SHORTEST: usize = 3 + 12; // `sk-` and twelve more
+    if tb.len() < SHORTEST {
+        return None;
+    }
+    for at in 0..=tb.len() - SHORTEST {
+        if at > 0 && tb[at - 1].is_ascii_alphanumeric() {
+            continue;
+        }
+        let rest = &tb[at..];
+        let found = PREFIXED.iter().find(|p| {
+            rest.starts_with(p.prefix.as_bytes()) && rest.len() >= p.prefix.len() + p.min_rest
+        });
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
+/// Every word whose presence lets a rule fire; a string with none of them (and no
+/// long token run) cannot hold anything the rules replace.
+static TRIGGERS: LazyLock<AhoCorasick> = LazyLock::new(|| {
+    let mut words: Vec<String> = Vec::new();
+    for name in SECRET_NAMES.iter().chain(HASHED_NAMES) {
+        words.extend(spellings(name));
+    }
+    // Query-only names count after `?`, `&` or `;` (or first in the string, below).
+    for name in QUERY_NAMES {
+        for lead in ["?", "&", ";"] {
+            words.push(format!("{lead}{name}"));
+        }
+    }
+    for p in PREFIXED {
+        words.push(p.prefix.to_owned());
+    }
+    for w in ["://", "-----begin ", "bearer", "basic", "eyj", "…"] {
+        words.push(w.to_owned());
+    }
+    // A DFA: built once (a few hundred short words), then one table lookup per
+    // byte on every printed string.
+    AhoCorasick::builder()
+        .ascii_case_insensitive(true)
+        .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+        .build(&words)
+        .expect("the trigger words are plain literals")
+});
+
+/// `x-api-key` as every mix of `-` and `_` it may be written with (case is left to
+/// the matcher).
+fn spellings(name: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    for c in name.chars() {
+        if c == '-' {
+            out = out
+                .into_iter()
+                .flat_map(|s| [format!("{s}-"), format!("{s}_")])
+                .collect();
+        } else {
+            out.iter_mut().for_each(|s| s.push(c));
+        }
+    }
+    out
+}
+
+/// The prefilter: false only when no rule can change `s`.
+fn may_hold_secret(s: &str) -> bool {
+    let b = s.as_bytes();
+    if TRIGGERS.is_match(b) {
+        return true;
+    }
+    if b[0].is_ascii_alphabetic() && name_at(b, 0).is_some() {
+        return true; // a query-only name first in the string: `key=…`
+    }
+    // A run of 32 token characters may be key material (`looks_like_secret`).
+    let mut run = 0;
+    for &c in b {
+        run = if is_token_char(c) { run + 1 } else { 0 };
+        if run >= 32 {
+            return true;
+        }
+    }
+    false
+}
+
+/// The body of every PEM private key block becomes [`MARK`]; the armour lines stay so
+/// a reader still sees what was there. A block cut short (an excerpt) loses all
+/// that follows its header.
+fn pem(s: &str) -> Cow<'_, str> {
+    const BEGIN: &str = "-----BEGIN ";
+    const DASHES: &str = "-----";
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(at) = find(s, BEGIN, from) {
+        let label_start = at + BEGIN.len();
+        // A label is a few words (`RSA PRIVATE KEY`, `PGP PRIVATE KEY BLOCK`).
+        let Some(label_len) = s[label_start..]
+            .get(..s.len().min(label_start + 64) - label_start)
+            .and_then(|l| l.find(DASHES))
+        else {
+            from = label_start;
+            continue;
+        };
+        let label = &s[label_start..label_start + label_len];
+        let body_start = label_start + label_len + DASHES.len();
+        if !label.contains("PRIVATE KEY") {
+            from = body_start;
+            continue;
+        }
+        let body_end = find(s, "-----END ", body_start).unwrap_or(s.len());
+        let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+        o.push_str(&s[copied..body_start]);
+        o.push_str(MARK);
+        copied = body_end;
+        from = body_end.max(body_start);
+    }
+    finish(s, out, copied)
+}
+
+fn find(s: &str, needle: &str, from: usize) -> Option<usize> {
+    memchr::memmem::find(&s.as_bytes()[from..], needle.as_bytes()).map(|i| from + i)
+}
+
+fn finish(s: &str, out: Option<String>, copied: usize) -> Cow<'_, str> {
+    match out {
+        None => Cow::Borrowed(s),
+        Some(mut o) => {
+            o.push_str(&s[copied..]);
+            Cow::Owned(o)
+        }
+    }
+}
+
+/// A URL scheme character (`mongodb+srv`, `git+ssh`).
+fn is_scheme_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')
+}
+
+/// Where an authority (`user:pw@host:port`) ends: at the path, query or fragment,
+/// or at anything that cannot sit in a URL written in text or JSON.
+fn ends_authority(b: u8) -> bool {
+    b.is_ascii_whitespace()
+        || b.is_ascii_control()
+        || matches!(
+            b,
+            b'/' | b'?' | b'#' | b'"' | b'\'' | b'\\' | b'<' | b'>' | b'`'
+        )
+}
+
+/// The password of `scheme://user:password@host` becomes [`MARK`], in any URL or
+/// DSN (`postgres://`, `redis://:pw@`, `mongodb+srv://`). The user stays: it names
+/// an account, not a secret (a token used as the user is caught by its shape).
+fn userinfo(s: &str) -> Cow<'_, str> {
+    // Longer than any real authority; bounds the scan after each `://`.
+    const MAX_AUTHORITY: usize = 1024;
+    let b = s.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut from = 0;
+    while let Some(sep) = find(s, "://", from) {
+        from = sep + 3;
+        if sep == 0 || !is_scheme_char(b[sep - 1]) {
+            continue;
+        }
+        let start = sep + 3;
+        let limit = b.len().min(start + MAX_AUTHORITY);
+        let end = (start..limit)
+            .find(|&i| ends_authority(b[i]))
+            .unwrap_or(limit);
+        // The last `@`: a careless DSN leaves `@` unescaped in the password.
+        let Some(at) = b[start..end].iter().rposition(|&c| c == b'@') else {
+            continue;
+        };
+        let at = start + at;
+        let Some(colon) = b[start..at].iter().position(|&c| c == b':') else {
+            continue;
+        };
+        let pw = start + colon + 1;
+        if pw < at && &s[pw..at] != MARK {
+            let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+            o.push_str(&s[copied..pw]);
+            o.push_str(MARK);
+            copied = at;
+        }
+        from = at;
+    }
+    finish(s, out, copied)
 }
 
 fn by_shape(s: &str) -> Cow<'_, str> {
@@ -803,6 +1220,159 @@ mod tests {
     fn off_means_off() {
         let r = Redactor { enabled: false };
         assert_eq!(r.text("Authorization: x"), "Authorization: x");
+    }
+
+    #[test]
+    fn every_rule_redacts_its_example() {
+        for rule in RULES {
+            let out = r(rule.example);
+            assert!(
+                !out.contains(rule.secret),
+                "{}: {} -> {out}",
+                rule.what,
+                rule.example
+            );
+            assert!(out.contains(MARK), "{}: {out}", rule.what);
+            // Each example is also caught inside JSON text, escaped once more.
+            let json = serde_json::to_string(&serde_json::json!({ "text": rule.example })).unwrap();
+            let escaped = serde_json::to_string(&json).unwrap();
+            for wrapped in [json, escaped] {
+                let out = r(&wrapped);
+                assert!(!out.contains(rule.secret), "{}: {out}", rule.what);
+            }
+        }
+    }
+
+    /// A made-up key of the given format: its prefix and `n` more characters.
+    fn fake(p: &Prefixed, n: usize) -> String {
+        let body = "A1b2C3d4E5f6G7h8J9k0L1m2N3p4Q5r6S7t8U9v0W1x2";
+        format!("{}{}", p.prefix, &body[..n])
+    }
+
+    #[test]
+    fn every_key_format_is_redacted_by_its_prefix() {
+        for p in PREFIXED {
+            let key = fake(p, p.min_rest + 4);
+            assert_eq!(
+                prefixed_at(key.as_bytes()).map(|q| q.what),
+                Some(p.what),
+                "{key}"
+            );
+            for text in [
+                format!("key {key} end"),
+                format!("{{\"k\":\"{key}\"}}"),
+                format!("x-{key}"),
+            ] {
+                let out = r(&text);
+                assert!(!out.contains(&key), "{}: {out}", p.what);
+            }
+            // One character short of the minimum is not this format (`sk-ant-` and
+            // eleven more is still a generic `sk-` key).
+            let short = fake(p, p.min_rest - 1);
+            assert_ne!(
+                prefixed_at(short.as_bytes()).map(|q| q.what),
+                Some(p.what),
+                "{short}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_documented_table_names_every_key_format() {
+        let doc = include_str!("../../docs/redaction.md");
+        for p in PREFIXED {
+            assert!(doc.contains(&format!("`{}`", p.prefix)), "{}", p.prefix);
+        }
+    }
+
+    #[test]
+    fn userinfo_passwords_in_urls_and_dsns() {
+        assert_eq!(
+            r("POST https://alice:hunter2@mcp.example/mcp?x=1"),
+            "POST https://alice:[REDACTED]@mcp.example/mcp?x=1"
+        );
+        assert_eq!(
+            r("redis://:pw@cache:6379"),
+            "redis://:[REDACTED]@cache:6379"
+        );
+        assert_eq!(
+            r(r#"{"dsn":"postgres://u:p@ss@db/x"}"#),
+            r#"{"dsn":"postgres://u:[REDACTED]@db/x"}"#
+        );
+        assert_eq!(
+            r(r#"{\"url\":\"amqp://g:pw@mq\"}"#),
+            r#"{\"url\":\"amqp://g:[REDACTED]@mq\"}"#
+        );
+        // No password, a port, or an `@` in the path: nothing to hide.
+        for keep in [
+            "https://alice@host/mcp",
+            "https://host:8443/mcp",
+            "http://host/users/@me",
+            "see ://x:y@z",
+        ] {
+            assert_eq!(r(keep), keep);
+        }
+        assert_eq!(
+            r("https://a:b@h/ https://c:d@i/"),
+            "https://a:[REDACTED]@h/ https://c:[REDACTED]@i/"
+        );
+        // Cut excerpts: only the cut piece goes, and only when it looks like a key.
+        assert_eq!(r("ended with lorem ipsu…"), "ended with lorem ipsu…");
+        assert_eq!(r("see https://host/pa…"), "see https://host/pa…");
+        assert_eq!(r("key sk-ant-abcd…"), "key [REDACTED]…");
+    }
+
+    #[test]
+    fn pem_blocks_keep_their_armour() {
+        assert_eq!(
+            r("-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg\n-----END EC PRIVATE KEY-----\n"),
+            "-----BEGIN EC PRIVATE KEY-----[REDACTED]-----END EC PRIVATE KEY-----\n"
+        );
+        // A certificate is public.
+        let cert = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----";
+        assert_eq!(r(cert), cert);
+    }
+
+    #[test]
+    fn the_prefilter_lets_only_harmless_text_through() {
+        let mut texts: Vec<String> = RULES.iter().map(|r| r.example.to_owned()).collect();
+        texts.extend(PREFIXED.iter().map(|p| fake(p, p.min_rest)));
+        texts.extend(
+            [
+                "key=abc",
+                "Key = abc",
+                "state=s1&x=1",
+                "MCP_SESSION_ID=4f1c2b7e",
+                "x_API-key: 1",
+                "the stream ended",
+                "TOOL_SUCCESS in 12 ms",
+            ]
+            .map(String::from),
+        );
+        for t in &texts {
+            assert_eq!(Redactor::default().text(t), every_rule(t), "{t}");
+        }
+        assert!(!may_hold_secret(
+            "the stream ended (closed) before a response for id 12"
+        ));
+        assert!(!may_hold_secret("HTTP 500 carried no JSON-RPC error"));
+    }
+
+    proptest::proptest! {
+        /// Whatever the text, the prefilter never skips a string a rule would change.
+        #[test]
+        fn the_prefilter_never_hides_a_secret(parts in proptest::collection::vec(
+            proptest::sample::select(vec![
+                "key", "=", "?", "&", ";", ":", "//", "@", " ", "\"", "\\\"", "-", "_",
+                "Bearer ", "basic ", "eyJhbGci", "Authorization", "x-api", "SESSION", "code",
+                "AKIA", "ghp_", "sk-", "xoxb-", "abcdefgh", "ABCD1234", "0123456789abcdef",
+                "-----BEGIN ", "PRIVATE KEY-----", "-----END ", "https", "redis", "é", "…",
+            ]),
+            0..24,
+        )) {
+            let t: String = parts.concat();
+            proptest::prop_assert_eq!(Redactor::default().text(&t), every_rule(&t));
+        }
     }
 
     #[test]

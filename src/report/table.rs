@@ -235,11 +235,18 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         1 => ", 1 re-invocation (a call made again later; not a retry)".to_owned(),
         n => format!(", {n} re-invocations (calls made again later; not retries)"),
     };
+    // Errors are counted here too: a run that read nothing must not look clean.
+    let errors = report.inputs.iter().filter(|i| i.has_errors()).count();
     writeln!(
         w,
-        "{} input{}, {calls} tools/call, {failing} not TOOL_SUCCESS, {findings} finding{}{again}",
+        "{} input{}{}, {calls} tools/call, {failing} not TOOL_SUCCESS, {findings} finding{}{again}",
         report.inputs.len(),
         if report.inputs.len() == 1 { "" } else { "s" },
+        if errors > 0 {
+            format!(" ({errors} with errors)")
+        } else {
+            String::new()
+        },
         if findings == 1 { "" } else { "s" }
     )
 }
