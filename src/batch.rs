@@ -106,10 +106,12 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
                     .sort_by_file_name();
                 for entry in walker {
                     match entry {
-                        Ok(e) if e.file_type().is_file() => out.push(Planned::File {
-                            input: Input::Path(e.into_path()),
-                            walked: true,
-                        }),
+                        Ok(e) if e.file_type().is_file() && !is_readme(e.path()) => {
+                            out.push(Planned::File {
+                                input: Input::Path(e.into_path()),
+                                walked: true,
+                            })
+                        }
                         Ok(_) => {}
                         Err(e) => out.push(Planned::Missing(PathError {
                             path: e
@@ -134,6 +136,16 @@ fn plan(inputs: &[Input]) -> Vec<Planned> {
         }
     }
     out
+}
+
+/// A README found while walking a directory: it describes the folder (as
+/// `samples/README.md` does), so it is neither read nor listed as skipped. Named
+/// on the command line, it is read like any other file.
+fn is_readme(path: &std::path::Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        let n = n.to_ascii_lowercase();
+        n == "readme" || n == "readme.md" || n == "readme.txt"
+    })
 }
 
 /// Analyses every input. Path errors (a missing file) become error reports too.

@@ -33,13 +33,33 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-/// (file, id as JSON text, outcome) for every call the samples contain, as the
-/// generator (samples/make_samples.py) intends them.
+/// (file, id as JSON text, outcome) for every call the samples contain, as
+/// samples/README.md describes them (the lab's expected.json for the real captures,
+/// scripts/make_samples.py for the synthetic ones).
 const SAMPLE_VERDICTS: &[(&str, &str, &str)] = &[
+    ("claude-code-session.jsonl", "\"toolu_01\"", "TOOL_SUCCESS"),
+    ("claude-code-session.jsonl", "\"toolu_02\"", "TOOL_ERROR"),
+    ("claude-code-session.jsonl", "\"toolu_03\"", "JSONRPC_ERROR"),
+    ("claude-code-session.jsonl", "\"toolu_04\"", "NO_RESPONSE"),
+    ("claude-code-session.jsonl", "\"toolu_05\"", "TOOL_SUCCESS"),
+    ("claude-code-session.jsonl", "\"toolu_07\"", "NO_RESPONSE"),
+    ("jsonrpc-error.har", "2", "JSONRPC_ERROR"),
+    ("jsonrpc-error.har", "3", "TOOL_SUCCESS"),
+    ("mrtr-round.exchanges.jsonl", "3", "TOOL_SUCCESS"),
+    ("mrtr-round.exchanges.jsonl", "4", "INPUT_REQUIRED"),
+    ("mrtr-round.exchanges.jsonl", "5", "TOOL_SUCCESS"),
+    ("mrtr-round.exchanges.jsonl", "6", "TOOL_SUCCESS"),
+    ("sse-cut.pcap", "2", "STREAM_INCOMPLETE"),
+    ("sse-cut.pcap", "3", "TOOL_SUCCESS"),
     ("stateless-2026.jsonl", "1", "INPUT_REQUIRED"),
     ("stateless-2026.jsonl", "2", "TOOL_SUCCESS"),
     ("stateless-2026.jsonl", "3", "JSONRPC_ERROR"),
     ("stateless-2026.jsonl", "4", "INVALID_TOOL_RESULT"),
+    ("stdio-repeat.transcript.jsonl", "2", "TOOL_SUCCESS"),
+    ("stdio-repeat.transcript.jsonl", "3", "TOOL_SUCCESS"),
+    ("stdio-repeat.transcript.jsonl", "4", "TOOL_ERROR"),
+    ("stdio-repeat.transcript.jsonl", "5", "TOOL_SUCCESS"),
+    ("stdio-repeat.transcript.jsonl", "6", "TOOL_SUCCESS"),
     ("stdio-tee.jsonl", "\"a\"", "TOOL_SUCCESS"),
     ("stdio-tee.jsonl", "\"b\"", "INVALID_TOOL_RESULT"),
     ("stdio-tee.jsonl", "\"c\"", "INVALID_ENVELOPE"),
@@ -61,6 +81,8 @@ const SAMPLE_VERDICTS: &[(&str, &str, &str)] = &[
     ("streamable-http.jsonl", "13", "TOOL_SUCCESS"),
     ("streamable-http.jsonl", "14", "NO_RESPONSE"),
     ("streamable-http.jsonl", "15", "TOOL_SUCCESS"),
+    ("unsafe-replay.pcapng", "2", "NO_RESPONSE"),
+    ("unsafe-replay.pcapng", "3", "TOOL_SUCCESS"),
 ];
 
 #[test]
@@ -96,8 +118,33 @@ fn samples_give_one_call_record_per_tools_call_with_the_intended_outcome() {
     for (outcome, n) in summary["outcomes"].as_object().unwrap() {
         assert!(n.as_u64().unwrap() > 0, "samples lack {outcome}");
     }
-    // The generator script is skipped, not an error.
-    assert_eq!(summary["skipped"].as_array().unwrap().len(), 1);
+    // Small enough to clone and read in the first hour.
+    let bytes: u64 = std::fs::read_dir(repo("samples"))
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .sum();
+    assert!(bytes < 1 << 20, "samples/ holds {bytes} bytes");
+    // samples/README.md is neither read nor listed as skipped.
+    assert_eq!(summary["skipped"].as_array().unwrap().len(), 0);
+    assert_eq!(summary["inputs"], 10);
+    // Every input kind is there, so the first command shows them all.
+    let formats: std::collections::BTreeSet<&str> = records
+        .iter()
+        .filter(|r| r["type"] == "input")
+        .map(|r| r["format"].as_str().unwrap())
+        .collect();
+    for f in ["pcap", "pcapng", "har", "jsonl"] {
+        assert!(formats.contains(f), "samples lack a {f} input: {formats:?}");
+    }
+    let transports: std::collections::BTreeSet<&str> = records
+        .iter()
+        .filter(|r| r["type"] == "call")
+        .map(|r| r["transport"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        transports.into_iter().collect::<Vec<_>>(),
+        ["client_log", "http", "stdio"]
+    );
 }
 
 #[test]
@@ -308,7 +355,7 @@ fn table_and_markdown_render_the_samples() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("UNSAFE_REPLAY"), "{text}");
     assert!(text.contains("STREAM_INCOMPLETE"), "{text}");
-    assert!(text.contains("4 inputs, 25 tools/call"), "{text}");
+    assert!(text.contains("10 inputs, 46 tools/call"), "{text}");
     let out = analyze(&[repo("samples").to_str().unwrap(), "--format", "markdown"]);
     let md = String::from_utf8_lossy(&out.stdout);
     assert!(md.starts_with("# mcpsift report\n"), "{md}");
@@ -440,11 +487,11 @@ fn a_baseline_accepts_known_findings_only() {
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
     assert_eq!(doc["mcpsift_baseline"], 1);
     let entries = doc["findings"].as_array().unwrap();
-    assert_eq!(entries.len(), 8);
+    assert_eq!(entries.len(), 16);
     let key = entries
         .iter()
         .map(|e| e["key"].as_str().unwrap())
-        .find(|k| k.starts_with("UNSAFE_REPLAY"))
+        .find(|k| k.starts_with("UNSAFE_REPLAY") && k.contains("streamable-http"))
         .unwrap();
     assert!(
         key.ends_with("samples/streamable-http.jsonl ids=12,13 tool=delete_file"),
@@ -465,7 +512,7 @@ fn a_baseline_accepts_known_findings_only() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let records = jsonl(&out);
     assert_eq!(records.iter().filter(|r| r["type"] == "finding").count(), 0);
-    assert_eq!(records.last().unwrap()["baseline_accepted"], 8);
+    assert_eq!(records.last().unwrap()["baseline_accepted"], 16);
 
     // Drop one entry: that finding is new again and trips the gate.
     let mut doc = doc;
@@ -489,7 +536,7 @@ fn a_baseline_accepts_known_findings_only() {
         .filter(|r| r["type"] == "finding")
         .map(|r| r["kind"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(kinds, ["UNSAFE_REPLAY"]);
+    assert_eq!(kinds, ["UNSAFE_REPLAY", "UNSAFE_REPLAY"]);
 
     // A baseline that is not one: exit 2, named.
     std::fs::write(&base, "[]").unwrap();
@@ -523,17 +570,70 @@ fn filters_apply_to_every_format() {
         (calls, findings)
     };
     let (calls, findings) = calls_of(&["--tool", "delete_file"]);
-    assert_eq!(calls, ["delete_file:4", "delete_file:12", "delete_file:13"]);
-    assert_eq!(findings, ["UNSAFE_REPLAY", "NON_TERMINAL"]);
+    assert_eq!(
+        calls,
+        [
+            "delete_file:\"toolu_07\"",
+            "delete_file:3",
+            "delete_file:5",
+            "delete_file:6",
+            "delete_file:4",
+            "delete_file:12",
+            "delete_file:13",
+            "delete_file:2",
+            "delete_file:3"
+        ]
+    );
+    assert_eq!(
+        findings,
+        [
+            "NON_TERMINAL",
+            "UNEXPLAINED_REPEAT",
+            "UNSAFE_REPLAY",
+            "NON_TERMINAL",
+            "UNSAFE_REPLAY",
+            "NON_TERMINAL"
+        ]
+    );
     let (calls, findings) = calls_of(&["--outcome", "no-response"]);
-    assert_eq!(calls, ["slow_export:3", "search:4", "read_note:14"]);
-    // slow_export was cancelled by the client: still NON_TERMINAL, at INFO.
-    assert_eq!(findings, ["NON_TERMINAL", "NON_TERMINAL", "NON_TERMINAL"]);
+    assert_eq!(
+        calls,
+        [
+            "slow:\"toolu_04\"",
+            "delete_file:\"toolu_07\"",
+            "slow_export:3",
+            "search:4",
+            "read_note:14",
+            "delete_file:2"
+        ]
+    );
+    // slow_export was cancelled by the client: still NON_TERMINAL, at INFO. The
+    // pcapng's replay names the NO_RESPONSE call too.
+    assert_eq!(
+        findings,
+        [
+            "NON_TERMINAL",
+            "NON_TERMINAL",
+            "NON_TERMINAL",
+            "NON_TERMINAL",
+            "NON_TERMINAL",
+            "UNSAFE_REPLAY",
+            "NON_TERMINAL"
+        ]
+    );
     let (calls, findings) = calls_of(&["--finding", "unsafe_replay"]);
-    assert_eq!(calls, ["delete_file:12", "delete_file:13"]);
-    assert_eq!(findings, ["UNSAFE_REPLAY"]);
+    assert_eq!(
+        calls,
+        [
+            "delete_file:12",
+            "delete_file:13",
+            "delete_file:2",
+            "delete_file:3"
+        ]
+    );
+    assert_eq!(findings, ["UNSAFE_REPLAY", "UNSAFE_REPLAY"]);
     let (calls, _) = calls_of(&["--scope", "stdio"]);
-    assert_eq!(calls.len(), 7, "{calls:?}");
+    assert_eq!(calls.len(), 12, "{calls:?}");
     // The human formats say they are filtered.
     let out = analyze(&[samples, "--tool", "delete_file"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("filtered: tool=delete_file"));
