@@ -416,9 +416,12 @@ fn explain_covers_every_name_in_any_spelling() {
         assert_eq!(out.status.code(), Some(0), "{spelled}");
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(text.starts_with(name), "{text}");
+        let rule = text.split("Rule:\n  ").nth(1).unwrap_or_default();
         assert!(
-            text.contains("Rule:\n  ../shared/reference/mcp-wire.md §"),
-            "{text}"
+            rule.starts_with("MCP 20")
+                || rule.starts_with("JSON-RPC 2.0")
+                || rule.starts_with("WHATWG"),
+            "the rule cites a specification: {text}"
         );
         assert!(text.contains("Typical causes:") && text.contains("What to check next:"));
     }

@@ -1,8 +1,8 @@
 //! Repeats: the same `tools/call` (tool name + canonical arguments) sent again.
 //! Each repeat is explained by the protocol, by a refusal, or not at all, and a
 //! repeat of an attempt that may already have run is an UNSAFE_REPLAY unless the
-//! tool says it is safe to repeat (`reference/mcp-wire.md` §6 and §7.4,
-//! `design.md` §3). Also RETRY_TOO_SOON against `Retry-After` and SSE `retry`.
+//! tool says it is safe to repeat (MCP 2025-06-18, schema `ToolAnnotations`;
+//! `docs/findings.md`). Also RETRY_TOO_SOON against `Retry-After` and SSE `retry`.
 
 use super::{Analysis, Annotations, Call, Finding, RetryOrigin};
 use crate::model::{FindingKind, Outcome, Severity};

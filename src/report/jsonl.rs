@@ -1,4 +1,4 @@
-//! Machine-readable records (`design.md` §4): the wire types are built here, apart
+//! Machine-readable records (the contract in `docs/output.md`): the wire types are built here, apart
 //! from the internal model, so a refactor cannot change the contract by accident.
 //! `jsonl` writes one record per line; `json` writes the same records as one document.
 

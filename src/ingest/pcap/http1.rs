@@ -3,7 +3,7 @@
 //! decodes `Content-Encoding`, streams `text/event-stream` bodies into the SSE parser
 //! as bytes arrive, and turns each finished pair into an `Exchange`. `httparse` parses
 //! heads; framing is written here because no crate frames bodies incrementally from
-//! pushed bytes (`reference/rust-stack.md` §1.4).
+//! pushed bytes.
 //!
 //! What it owns: message boundaries, the request↔response pairing, and how each
 //! exchange ended. What it does not: TCP (see `tcp`), JSON-RPC meaning (later stages).

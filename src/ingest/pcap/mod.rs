@@ -21,7 +21,7 @@ use std::io::Read;
 use std::net::IpAddr;
 use tcp::{Chunk, HalfStream, Segment};
 
-/// The reader's first buffer: larger buffers were slower (`rust-stack.md` §2).
+/// The reader's first buffer: larger buffers measured slower.
 const BUFFER: usize = 256 << 10;
 /// Largest single block we grow the buffer for.
 const BUFFER_MAX: usize = 16 << 20;
