@@ -61,6 +61,9 @@ pub struct Report {
     pub inputs: Vec<InputReport>,
     /// Files found under directories that are not in a format mcpsift reads.
     pub skipped: Vec<(String, String)>,
+    /// Directories named as inputs in which no input was found (every file was
+    /// skipped, or there were none): worth a warning, as a wrong path looks alike.
+    pub empty_dirs: Vec<String>,
     /// Findings removed because a `--baseline` accepts them.
     pub baseline_accepted: usize,
     /// The filters that narrowed this report, in words (empty: none).
@@ -169,6 +172,19 @@ pub fn run(inputs: &[Input], config: &Config) -> Report {
         match r {
             Ok(ir) => report.inputs.push(ir),
             Err(skip) => report.skipped.push(skip),
+        }
+    }
+    for input in inputs {
+        if let Input::Path(p) = input {
+            if p.is_dir() {
+                let found = report
+                    .inputs
+                    .iter()
+                    .any(|ir| std::path::Path::new(&ir.path).starts_with(p));
+                if !found {
+                    report.empty_dirs.push(p.display().to_string());
+                }
+            }
         }
     }
     report

@@ -1,7 +1,7 @@
 //! The `mcpsift` command: a thin clap front end over the library.
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use mcpsift::batch::{self, Input};
 use mcpsift::config::{Config, Limits};
 use mcpsift::explain;
@@ -19,11 +19,26 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Shown under `--help`: a newcomer's first commands and what the exit code means.
+const AFTER_HELP: &str = "\
+Examples:
+  mcpsift analyze samples/                        every tools/call's verdict, as a table
+  mcpsift analyze capture.pcapng --format markdown -o ticket.md
+  mcpsift analyze session.har --format jsonl | jq 'select(.type==\"call\")'
+  mcpsift analyze logs/ --fail-on high            exit 1 when a HIGH finding appears
+  mcpsift explain STREAM_INCOMPLETE               what an outcome or finding means
+
+Exit codes:
+  0  every input was read and analysed, whatever the verdicts
+  1  a --fail-on condition matched
+  2  a usage error, or an input (or a line of one) could not be read; wins over 1";
+
 #[derive(Parser)]
 #[command(
     name = "mcpsift",
     version,
-    about = "Which layer failed, and was anything sent twice? Offline analysis of MCP traffic: pcap/pcapng captures, HAR files, JSONL logs and client logs."
+    about = "Which layer failed, and was anything sent twice? Offline analysis of MCP traffic: pcap/pcapng captures, HAR files, JSONL logs and client logs.",
+    after_help = AFTER_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -33,12 +48,29 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Analyse captures and logs: files, directories (recursive) or - for stdin.
+    #[command(visible_alias = "analyse", after_help = AFTER_HELP)]
     Analyze(Box<AnalyzeArgs>),
     /// Explain an outcome or finding name (no name: list them all).
     Explain {
         /// An outcome or finding kind, e.g. STREAM_INCOMPLETE or unsafe-replay.
         name: Option<String>,
     },
+    /// Print a shell completion script, e.g. `mcpsift completions bash > ~/.local/share/bash-completion/completions/mcpsift`.
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), e.g. `mcpsift man > mcpsift.1 && man ./mcpsift.1`.
+    Man,
+}
+
+/// When the table is coloured.
+#[derive(Clone, Copy, ValueEnum)]
+enum ColorChoice {
+    /// When stdout is a terminal and NO_COLOR is unset or empty.
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -92,6 +124,13 @@ struct AnalyzeArgs {
     /// Print secrets (tokens, cookies, session ids) as recorded.
     #[arg(long)]
     no_redact: bool,
+    /// Colour the table.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    color: ColorChoice,
+    /// Print no notes or warnings on stderr (errors, bad lines and --fail-on
+    /// matches are still printed).
+    #[arg(long, short = 'q')]
+    quiet: bool,
     /// Table width in columns (default: the terminal's, or unlimited when not a terminal).
     #[arg(long)]
     width: Option<u16>,
@@ -125,6 +164,15 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Analyze(args) => run(*args),
         Command::Explain { name } => run_explain(name.as_deref()),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "mcpsift", &mut io::stdout().lock());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man => clap_mangen::Man::new(Cli::command())
+            .render(&mut io::stdout().lock())
+            .map(|()| ExitCode::SUCCESS)
+            .map_err(Into::into),
     };
     match result {
         Ok(code) => code,
@@ -221,6 +269,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         findings: args.finding.clone(),
         scopes: args.scope.clone(),
     };
+    let unmatched = report::filter::unmatched(&report, &filter);
     report::filter::apply(&mut report, &filter);
     if let Some(path) = &args.write_baseline {
         let doc = Baseline::document(&report, &redactor);
@@ -240,7 +289,13 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         width: args
             .width
             .or(if to_terminal { terminal_width() } else { None }),
-        color: to_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        color: match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                to_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        },
     };
     let format = match args.format {
         Format::Table => OutputFormat::Table,
@@ -276,12 +331,25 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         for p in &ir.analysis.problems {
             writeln!(err, "mcpsift: {}: {}: {}", ir.path, p.locator, p.message)?;
         }
-        for p in &ir.analysis.notices {
+        if !args.quiet {
+            for p in &ir.analysis.notices {
+                writeln!(
+                    err,
+                    "mcpsift: {}: {}: note: {}",
+                    ir.path, p.locator, p.message
+                )?;
+            }
+        }
+    }
+    if !args.quiet {
+        for dir in &report.empty_dirs {
             writeln!(
                 err,
-                "mcpsift: {}: {}: note: {}",
-                ir.path, p.locator, p.message
+                "mcpsift: warning: {dir}: no input found in this directory (files that are no input are listed with --format jsonl)"
             )?;
+        }
+        for w in unmatched.warnings() {
+            writeln!(err, "mcpsift: warning: {w}")?;
         }
     }
     let matched = gate::evaluate(&report, &args.fail_on);

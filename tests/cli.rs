@@ -850,3 +850,152 @@ fn a_file_of_garbage_lines_lists_a_thousand_problems_and_counts_the_rest() {
     // The one call is still analysed.
     assert_eq!(records.iter().filter(|r| r["type"] == "call").count(), 1);
 }
+
+#[test]
+fn completions_are_generated_for_each_shell() {
+    let out = bin().args(["completions", "bash"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("_mcpsift()"), "{text}");
+    assert!(text.contains("--fail-on"), "flags of analyze are completed");
+    let out = bin().args(["completions", "zsh"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).starts_with("#compdef mcpsift"));
+    let out = bin().args(["completions", "fish"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).contains("complete -c mcpsift"));
+    // An unknown shell is a usage error naming the valid ones.
+    let out = bin().args(["completions", "tcsh"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("bash"), "{}", stderr(&out));
+}
+
+#[test]
+fn the_man_page_is_roff_with_every_subcommand() {
+    let out = bin().arg("man").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(".TH mcpsift 1"), "{text}");
+    for word in ["analyze", "explain", "completions", "Exit codes"] {
+        assert!(text.contains(word), "{word} missing from the man page");
+    }
+}
+
+#[test]
+fn help_shows_examples_and_exit_codes() {
+    for args in [&["--help"][..], &["analyze", "--help"][..]] {
+        let out = bin().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Examples:\n  mcpsift analyze"), "{text}");
+        assert!(text.contains("Exit codes:\n  0  "), "{text}");
+        assert!(text.contains("  2  a usage error"), "{text}");
+    }
+}
+
+#[test]
+fn analyse_is_an_alias_of_analyze() {
+    let file = repo("samples/stdio-tee.jsonl");
+    let a = analyze(&[file.to_str().unwrap(), "--format", "jsonl"]);
+    let b = bin()
+        .args(["analyse", file.to_str().unwrap(), "--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(b.status.code(), Some(0), "{}", stderr(&b));
+    assert_eq!(a.stdout, b.stdout);
+}
+
+#[test]
+fn color_follows_the_flag() {
+    let file = repo("samples/stdio-tee.jsonl");
+    let file = file.to_str().unwrap();
+    // A pipe: no colour by default, colour when asked, even with NO_COLOR set.
+    let auto = analyze(&[file]);
+    assert!(!String::from_utf8_lossy(&auto.stdout).contains('\u{1b}'));
+    let always = bin()
+        .args(["analyze", file, "--color", "always"])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&always.stdout);
+    assert!(text.contains("\u{1b}["), "{text}");
+    let never = analyze(&[file, "--color", "never"]);
+    assert!(!String::from_utf8_lossy(&never.stdout).contains('\u{1b}'));
+    let bad = analyze(&[file, "--color", "sometimes"]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
+fn filters_that_match_nothing_warn_and_quiet_silences_warnings() {
+    let file = repo("samples/stdio-tee.jsonl");
+    let file = file.to_str().unwrap();
+    let out = analyze(&[file, "--tool", "ehco", "--scope", "sesion"]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains("mcpsift: warning: --tool ehco matches no call (tools seen: echo)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("mcpsift: warning: --scope sesion matches no call or finding"),
+        "{err}"
+    );
+    // A value that matches is not warned about.
+    let out = analyze(&[file, "--tool", "echo", "--scope", "stdio"]);
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    // --quiet drops warnings, not the report.
+    let out = analyze(&[file, "--tool", "ehco", "-q"]);
+    assert_eq!(stderr(&out), "");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("filtered: tool=ehco"));
+}
+
+#[test]
+fn a_directory_without_inputs_warns() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "no traffic here\n").unwrap();
+    let out = analyze(&[dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "mcpsift: warning: {}: no input found in this directory",
+            dir.path().display()
+        )),
+        "{err}"
+    );
+    // A directory with inputs does not warn.
+    let out = analyze(&[repo("samples").to_str().unwrap()]);
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    let out = analyze(&[dir.path().to_str().unwrap(), "--quiet"]);
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn a_missing_baseline_names_the_os_error_once() {
+    let out = analyze(&[
+        repo("samples/stdio-tee.jsonl").to_str().unwrap(),
+        "--baseline",
+        "/nonexistent/baseline.json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(
+        err.contains("cannot read baseline /nonexistent/baseline.json"),
+        "{err}"
+    );
+    assert_eq!(err.matches("No such file").count(), 1, "{err}");
+}
+
+#[test]
+fn a_missing_input_is_reported_once_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("nope.jsonl");
+    let out = analyze(&[
+        missing.to_str().unwrap(),
+        repo("samples/stdio-tee.jsonl").to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(err.matches("nope.jsonl").count(), 1, "{err}");
+    assert!(!text.contains("nope.jsonl"), "{text}");
+    assert!(text.contains("2 inputs (1 could not be read, see stderr)"), "{text}");
+}

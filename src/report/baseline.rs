@@ -17,7 +17,9 @@ const SCHEMA_FIELD: &str = "mcpsift_baseline";
 
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
-    #[error("cannot read baseline {path}: {source}")]
+    // The OS error is the `source`, not part of this message: a caller printing the
+    // chain (anyhow's `{:#}`) would otherwise show it twice.
+    #[error("cannot read baseline {path}")]
     Io {
         path: String,
         #[source]

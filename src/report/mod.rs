@@ -13,7 +13,7 @@ pub mod redact;
 mod table;
 
 pub use baseline::{Baseline, BaselineError};
-pub use filter::Filter;
+pub use filter::{Filter, Unmatched};
 pub use gate::Condition;
 pub use redact::Redactor;
 

@@ -67,14 +67,9 @@ pub(crate) fn why(c: &Call) -> String {
 pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Result<()> {
     for ir in &report.inputs {
         let a = &ir.analysis;
+        // Why an input could not be read, and its bad lines, go to stderr (main.rs):
+        // printed here too, a terminal would show them twice.
         if ir.status == Status::Error {
-            writeln!(
-                w,
-                "{}: could not be read: {}",
-                ir.path,
-                ir.error.as_deref().unwrap_or("unknown error")
-            )?;
-            writeln!(w)?;
             continue;
         }
         let mut counts: Vec<String> = Vec::new();
@@ -108,8 +103,10 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 a.notices.len() - 5
             )?;
         }
-        for p in &a.problems {
-            writeln!(w, "  problem at {}: {}", p.locator, p.message)?;
+        match a.problems.len() {
+            0 => {}
+            1 => writeln!(w, "  1 problem (on stderr)")?,
+            n => writeln!(w, "  {n} problems (on stderr)")?,
         }
         let shown: Vec<&Call> = a
             .calls
@@ -230,11 +227,21 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         .iter()
         .map(|i| i.analysis.findings.len())
         .sum();
+    let unread = report
+        .inputs
+        .iter()
+        .filter(|i| i.status == Status::Error)
+        .count();
     writeln!(
         w,
-        "{} input{}, {calls} tools/call, {failing} not TOOL_SUCCESS, {findings} finding{}",
+        "{} input{}{}, {calls} tools/call, {failing} not TOOL_SUCCESS, {findings} finding{}",
         report.inputs.len(),
         if report.inputs.len() == 1 { "" } else { "s" },
+        if unread > 0 {
+            format!(" ({unread} could not be read, see stderr)")
+        } else {
+            String::new()
+        },
         if findings == 1 { "" } else { "s" }
     )
 }
