@@ -997,5 +997,8 @@ fn a_missing_input_is_reported_once_on_stderr() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(err.matches("nope.jsonl").count(), 1, "{err}");
     assert!(!text.contains("nope.jsonl"), "{text}");
-    assert!(text.contains("2 inputs (1 could not be read, see stderr)"), "{text}");
+    assert!(
+        text.contains("2 inputs (1 could not be read, see stderr)"),
+        "{text}"
+    );
 }

@@ -117,3 +117,69 @@ fn colour_only_when_asked() {
     report::write(&report, OutputFormat::Table, &opts, &mut out).unwrap();
     assert!(!String::from_utf8(out).unwrap().contains('\u{1b}'));
 }
+
+fn render_at(report: &Report, width: u16) -> String {
+    let opts = HumanOptions {
+        all: false,
+        width: Some(width),
+        color: false,
+    };
+    let mut out = Vec::new();
+    report::write(report, OutputFormat::Table, &opts, &mut out).unwrap();
+    String::from_utf8(out).unwrap()
+}
+
+/// A capture (frames and times) and the synthetic session with every outcome.
+fn wide_and_narrow_inputs() -> Report {
+    let paths = ["samples/unsafe-replay.pcapng", "samples/streamable-http.jsonl"];
+    let inputs: Vec<Input> = paths.iter().map(|p| Input::Path(p.into())).collect();
+    let mut report = batch::run(&inputs, &Config::default());
+    Redactor::default().report(&mut report);
+    report
+}
+
+#[test]
+fn table_at_80_and_120_columns() {
+    let report = wide_and_narrow_inputs();
+    insta::assert_snapshot!("table_width_80", render_at(&report, 80));
+    insta::assert_snapshot!("table_width_120", render_at(&report, 120));
+}
+
+#[test]
+fn a_narrow_table_never_splits_an_identifier() {
+    let report = wide_and_narrow_inputs();
+    for width in [60u16, 80, 100, 120] {
+        let text = render_at(&report, width);
+        let words: Vec<&str> = text.split_whitespace().collect();
+        for ir in &report.inputs {
+            for c in &ir.analysis.calls {
+                if c.verdict.outcome.is_success() && c.post_count < 2 {
+                    continue;
+                }
+                for name in [c.verdict.outcome.as_str(), c.tool.as_deref().unwrap()] {
+                    assert!(
+                        words.contains(&name) || text.contains(&format!("{name} ")),
+                        "width {width}: {name} is split or missing:\n{text}"
+                    );
+                }
+            }
+        }
+        // Every line fits, unless it is one word too long to break.
+        for line in text.lines().filter(|l| !l.contains(" tools/call")) {
+            assert!(
+                line.chars().count() <= width as usize || !line.trim().contains(' '),
+                "width {width}: {line}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_time_column_appears_only_when_the_input_has_times() {
+    let timed = render_at(&wide_and_narrow_inputs(), 160);
+    assert!(timed.contains("┆ time "), "{timed}");
+    assert!(timed.contains("17:30:41.344"), "{timed}");
+    // A bare `tee` of stdio records no times.
+    let untimed = render_at(&analyse("stdio-tee"), 160);
+    assert!(!untimed.contains("┆ time "), "{untimed}");
+}
