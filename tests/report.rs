@@ -131,7 +131,10 @@ fn render_at(report: &Report, width: u16) -> String {
 
 /// A capture (frames and times) and the synthetic session with every outcome.
 fn wide_and_narrow_inputs() -> Report {
-    let paths = ["samples/unsafe-replay.pcapng", "samples/streamable-http.jsonl"];
+    let paths = [
+        "samples/unsafe-replay.pcapng",
+        "samples/streamable-http.jsonl",
+    ];
     let inputs: Vec<Input> = paths.iter().map(|p| Input::Path(p.into())).collect();
     let mut report = batch::run(&inputs, &Config::default());
     Redactor::default().report(&mut report);

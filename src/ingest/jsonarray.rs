@@ -37,7 +37,7 @@ impl<'de> Visitor<'de> for Elements<'_> {
         f.write_str("a JSON array of log entries")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut index: u64 = 0;
+        let mut index: u64 = 1; // 1-based, like lines and frames
         while let Some(v) = seq.next_element_seed(OneValue)? {
             element(index, v, self.sink);
             index += 1;
@@ -245,7 +245,7 @@ mod tests {
             matches!(&sink.exchanges[0].payload, Payload::Http(x) if x.response.as_ref().unwrap().status == 503)
         );
         assert_eq!(sink.problems.len(), 1);
-        assert_eq!(sink.problems[0].locator, Locator::Entry { entry: 3 });
+        assert_eq!(sink.problems[0].locator, Locator::Entry { entry: 4 });
         let mut sink = Collect::default();
         assert!(read(&b"[{\"a\":"[..], &mut sink).is_err());
     }

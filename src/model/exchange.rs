@@ -12,7 +12,7 @@ use std::fmt;
 pub enum Locator {
     /// A 1-based line of a text input (JSONL).
     Line { line: u64 },
-    /// A 0-based entry of a HAR `log.entries` array.
+    /// A 1-based entry of a HAR `log.entries` array (or of a JSON-array export).
     Entry { entry: u64 },
     /// 1-based frame numbers as Wireshark shows them.
     Frames {

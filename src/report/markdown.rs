@@ -91,7 +91,7 @@ fn where_(ir: &InputReport, loc: &Locator) -> String {
     match loc {
         Locator::Input => code(&ir.path),
         Locator::Line { line } => format!("{}, line {line}", code(&ir.path)),
-        Locator::Entry { entry } => format!("{}, HAR entry {entry} (0-based)", code(&ir.path)),
+        Locator::Entry { entry } => format!("{}, entry {entry}", code(&ir.path)),
         Locator::Frames { request, response } => match response {
             Some(r) => format!(
                 "{}, Wireshark frames {request} (request) and {r} (response)",
