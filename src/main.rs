@@ -5,9 +5,9 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use mcpsift::batch::{self, Input};
 use mcpsift::config::{Config, Limits};
 use mcpsift::explain;
-use mcpsift::model::{FindingKind, Outcome};
+use mcpsift::model::{FindingKind, Outcome, Timestamp};
 use mcpsift::report::{
-    self, gate, Baseline, Condition, Filter, HumanOptions, OutputFormat, Redactor,
+    self, gate, Baseline, Condition, Filter, HumanOptions, OutputFormat, Redactor, RunInfo,
 };
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -131,6 +131,13 @@ struct AnalyzeArgs {
     /// matches are still printed).
     #[arg(long, short = 'q')]
     quiet: bool,
+    /// Longest Markdown report (--format markdown, --report) in characters: past it,
+    /// whole sections are left out and the report says which.
+    #[arg(long, value_name = "N")]
+    max_chars: Option<usize>,
+    /// Keep the Markdown report under a GitHub issue body's limit (--max-chars 65536).
+    #[arg(long, conflicts_with = "max_chars")]
+    github: bool,
     /// Table width in columns (default: the terminal's, or unlimited when not a terminal).
     #[arg(long)]
     width: Option<u16>,
@@ -296,6 +303,15 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
                 to_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
             }
         },
+        run: Some(RunInfo {
+            command: redactor.text(&command_line()).into_owned(),
+            generated: generated_at()?,
+        }),
+        max_chars: if args.github {
+            Some(report::GITHUB_MAX_CHARS)
+        } else {
+            args.max_chars
+        },
     };
     let format = match args.format {
         Format::Table => OutputFormat::Table,
@@ -349,7 +365,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             )?;
         }
         for w in unmatched.warnings() {
-            writeln!(err, "mcpsift: warning: {w}")?;
+            writeln!(err, "mcpsift: warning: {}", redactor.text(&w))?;
         }
     }
     let matched = gate::evaluate(&report, &args.fail_on);
@@ -364,6 +380,47 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The command line as typed, with the program named `mcpsift` (not its install
+/// path) and arguments quoted where a shell would need it.
+fn command_line() -> String {
+    let mut words = vec!["mcpsift".to_owned()];
+    for a in std::env::args_os().skip(1) {
+        let a = a.to_string_lossy().into_owned();
+        let plain = !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c));
+        words.push(if plain {
+            a
+        } else {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        });
+    }
+    words.join(" ")
+}
+
+/// When the report was made: `SOURCE_DATE_EPOCH` (seconds) when set, as for
+/// reproducible builds, so a snapshot or a re-run gives the same bytes; else now.
+fn generated_at() -> Result<Option<Timestamp>> {
+    if let Some(v) = std::env::var_os("SOURCE_DATE_EPOCH") {
+        let v = v.to_string_lossy();
+        if v.is_empty() {
+            return Ok(None);
+        }
+        let secs: i64 = v
+            .trim()
+            .parse()
+            .with_context(|| format!("SOURCE_DATE_EPOCH={v:?} is not a number of seconds"))?;
+        return Ok(Some(Timestamp::from_parts(secs, 0)));
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Ok(Some(Timestamp::from_parts(
+        now.as_secs() as i64,
+        now.subsec_millis() * 1_000_000,
+    )))
 }
 
 /// The terminal's width: `COLUMNS` when set, else what the terminal says, else 100.

@@ -1002,3 +1002,89 @@ fn a_missing_input_is_reported_once_on_stderr() {
         "{text}"
     );
 }
+
+#[test]
+fn the_markdown_header_names_the_run_with_secrets_redacted() {
+    let file = repo("samples/stdio-tee.jsonl");
+    let run = |epoch: &str| {
+        bin()
+            .args([
+                "analyze",
+                file.to_str().unwrap(),
+                "--format",
+                "markdown",
+                "--tool",
+                "Authorization: Bearer sk-live-0123456789abcdef",
+            ])
+            .env("SOURCE_DATE_EPOCH", epoch)
+            .output()
+            .unwrap()
+    };
+    let out = run("86400");
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains(&format!(
+            "- **Tool:** mcpsift {}\n",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{md}"
+    );
+    assert!(md.contains("- **Command:** ` mcpsift analyze "), "{md}");
+    assert!(md.contains("[REDACTED]"), "{md}");
+    assert!(!md.contains("0123456789abcdef"), "{md}");
+    assert!(
+        md.contains("- **Generated:** 1970-01-02T00:00:00.000Z"),
+        "{md}"
+    );
+    // The filter echoed in the report and the warning about it are redacted too.
+    assert!(
+        !stderr(&out).contains("0123456789abcdef"),
+        "{}",
+        stderr(&out)
+    );
+    // Empty: no time at all, for byte-identical reports.
+    let md = String::from_utf8_lossy(&run("").stdout).into_owned();
+    assert!(!md.contains("Generated"), "{md}");
+    let out = run("yesterday");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("SOURCE_DATE_EPOCH"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn max_chars_and_the_github_preset_bound_the_markdown() {
+    let samples = repo("samples");
+    let samples = samples.to_str().unwrap();
+    let out = analyze(&[samples, "--format", "markdown", "--max-chars", "20000"]);
+    assert_eq!(out.status.code(), Some(0));
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.chars().count() <= 20_000, "{}", md.chars().count());
+    assert!(
+        md.contains("**Left out** to stay under 20000 characters"),
+        "{md}"
+    );
+    // --github is the same cap at GitHub's 65,536.
+    let out = analyze(&[samples, "--format", "markdown", "--all", "--github"]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(md.chars().count() <= 65_536);
+    // The --report file is capped the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("ticket.md");
+    analyze(&[
+        samples,
+        "--report",
+        report.to_str().unwrap(),
+        "--max-chars",
+        "5000",
+    ]);
+    let md = std::fs::read_to_string(&report).unwrap();
+    assert!(
+        md.chars().count() <= 5_000 && md.contains("Left out"),
+        "{md}"
+    );
+    let out = analyze(&[samples, "--github", "--max-chars", "10"]);
+    assert_eq!(out.status.code(), Some(2), "the two caps conflict");
+}

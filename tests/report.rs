@@ -5,7 +5,8 @@
 
 use mcpsift::batch::{self, Input, Report};
 use mcpsift::config::Config;
-use mcpsift::report::{self, HumanOptions, OutputFormat, Redactor};
+use mcpsift::model::Timestamp;
+use mcpsift::report::{self, HumanOptions, OutputFormat, Redactor, RunInfo};
 use std::path::PathBuf;
 
 const SAMPLES: &[&str] = &[
@@ -29,6 +30,12 @@ fn render(report: &Report, format: OutputFormat, all: bool) -> String {
         all,
         width: Some(100),
         color: false,
+        // A fixed header, so the snapshot does not change with the clock.
+        run: Some(RunInfo {
+            command: "mcpsift analyze SAMPLE --format markdown".to_owned(),
+            generated: Some(Timestamp(0)),
+        }),
+        ..HumanOptions::default()
     };
     let mut out = Vec::new();
     report::write(report, format, &opts, &mut out).unwrap();
@@ -65,6 +72,7 @@ fn table_wraps_to_the_width_given() {
             all: false,
             width: Some(width),
             color: false,
+            ..HumanOptions::default()
         };
         let mut out = Vec::new();
         report::write(&report, OutputFormat::Table, &opts, &mut out).unwrap();
@@ -108,6 +116,7 @@ fn colour_only_when_asked() {
         all: false,
         width: Some(100),
         color: true,
+        ..HumanOptions::default()
     };
     let mut out = Vec::new();
     report::write(&report, OutputFormat::Table, &opts, &mut out).unwrap();
@@ -123,6 +132,7 @@ fn render_at(report: &Report, width: u16) -> String {
         all: false,
         width: Some(width),
         color: false,
+        ..HumanOptions::default()
     };
     let mut out = Vec::new();
     report::write(report, OutputFormat::Table, &opts, &mut out).unwrap();
@@ -185,4 +195,81 @@ fn the_time_column_appears_only_when_the_input_has_times() {
     // A bare `tee` of stdio records no times.
     let untimed = render_at(&analyse("stdio-tee"), 160);
     assert!(!untimed.contains("┆ time "), "{untimed}");
+}
+
+#[test]
+fn markdown_explains_in_place_and_keeps_internal_words_out() {
+    for name in SAMPLES {
+        let md = render(&analyse(name), OutputFormat::Markdown, true);
+        assert!(md.contains("- **Tool:** mcpsift "), "{md}");
+        assert!(
+            md.contains("- **Generated:** 1970-01-01T00:00:00.000Z"),
+            "{md}"
+        );
+        // The ticket's reader has no mcpsift to run.
+        assert!(!md.contains("mcpsift explain"), "{name}: {md}");
+        for word in [
+            "after\\_refusal",
+            "after\\_failure",
+            "retry origin",
+            "annotated or by default",
+        ] {
+            assert!(!md.contains(word), "{name}: {word} in {md}");
+        }
+        if md.contains("### ") {
+            assert!(md.contains("- **What it means:** "), "{name}: {md}");
+        }
+    }
+}
+
+#[test]
+fn a_repeat_under_one_id_names_the_id_once() {
+    // The lab's Python client re-sends delete_file under the same id 3.
+    let path = PathBuf::from("lab/captures/no_response_replay_py/capture.har");
+    let mut report = batch::run(&[Input::Path(path)], &Config::default());
+    Redactor::default().report(&mut report);
+    let md = render(&report, OutputFormat::Markdown, false);
+    let row = md
+        .lines()
+        .find(|l| l.starts_with("| HIGH | UNSAFE\\_REPLAY"))
+        .unwrap_or_else(|| panic!("{md}"));
+    assert!(row.contains("| ` 3 ` |"), "{row}");
+    // Entries count from 1, as lines and frames do.
+    assert!(row.contains("| entry 3, entry 6 |"), "{row}");
+}
+
+#[test]
+fn max_chars_leaves_out_whole_sections_and_says_which() {
+    let report = analyse("streamable-http");
+    let whole = render(&report, OutputFormat::Markdown, false);
+    let sections = whole.matches("\n### ").count();
+    assert!(sections > 5);
+    for max in [whole.chars().count() / 2, 4_000, 100] {
+        let opts = HumanOptions {
+            max_chars: Some(max),
+            ..HumanOptions::default()
+        };
+        let mut out = Vec::new();
+        report::write(&report, OutputFormat::Markdown, &opts, &mut out).unwrap();
+        let md = String::from_utf8(out).unwrap();
+        assert!(md.contains("**Left out** to stay under"), "{md}");
+        assert!(md.starts_with("# mcpsift report\n\n**Verdict:**"), "{md}");
+        if max > 1_000 {
+            assert!(md.chars().count() <= max, "{max}: {}", md.chars().count());
+        }
+        // Every call section that is there is there whole (its excerpt or evidence).
+        for part in md.split("\n### ").skip(1) {
+            assert!(part.contains("**Evidence:**"), "a cut section: {part}");
+        }
+    }
+    // Under the cap: nothing is left out, nothing is said.
+    let opts = HumanOptions {
+        max_chars: Some(mcpsift::report::GITHUB_MAX_CHARS),
+        ..HumanOptions::default()
+    };
+    let mut out = Vec::new();
+    report::write(&report, OutputFormat::Markdown, &opts, &mut out).unwrap();
+    let md = String::from_utf8(out).unwrap();
+    assert!(!md.contains("Left out"));
+    assert_eq!(md.matches("\n### ").count(), sections);
 }

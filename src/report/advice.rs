@@ -32,9 +32,13 @@ fn safety(a: Option<Annotations>) -> (bool, String) {
         ),
         Some(a) if a.read_only == Some(true) => (true, "the tool is annotated read-only".to_owned()),
         Some(a) if a.idempotent == Some(true) => (true, "the tool is annotated idempotent".to_owned()),
+        Some(a) if a.destructive == Some(true) => (
+            false,
+            "the tool is annotated destructive and not idempotent".to_owned(),
+        ),
         Some(a) if a.destructive() => (
             false,
-            "the tool is not annotated read-only or idempotent, and is destructive (annotated or by default)".to_owned(),
+            "the tool is not annotated read-only, idempotent or non-destructive, so MCP's defaults make it destructive".to_owned(),
         ),
         Some(_) => (
             false,

@@ -326,6 +326,8 @@ impl Known<'_> {
     }
 
     fn report(&self, report: &mut Report) {
+        // The filters echo what was typed, which can be anything.
+        self.string(&mut report.filters);
         for (path, why) in &mut report.skipped {
             self.string(path);
             self.string(why);
