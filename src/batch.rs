@@ -46,6 +46,11 @@ pub struct InputReport {
     /// Why the input could not be read (status `Error`).
     pub error: Option<String>,
     pub analysis: Analysis,
+    /// The path as it would be under any spelling of the command line: relative to
+    /// the directory given (prefixed with that directory's name), or the file name
+    /// of a file given directly; `ARCHIVE!/member` for archive members. Baselines
+    /// key findings by it, so absolute and relative invocations agree.
+    pub stable_path: String,
 }
 
 impl InputReport {
@@ -151,6 +156,45 @@ fn is_readme(path: &std::path::Path) -> bool {
     })
 }
 
+/// `path` (as reported) without what depends on how the command line spelled it:
+/// see `InputReport::stable_path`.
+fn stable_path(path: &str, inputs: &[Input]) -> String {
+    let (outer, member) = match path.split_once("!/") {
+        Some((o, m)) => (o, Some(m)),
+        None => (path, None),
+    };
+    let p = std::path::Path::new(outer);
+    let mut stable = None;
+    for input in inputs {
+        let Input::Path(root) = input else { continue };
+        if root.is_dir() {
+            if let Ok(rel) = p.strip_prefix(root) {
+                let name = root
+                    .canonicalize()
+                    .ok()
+                    .and_then(|c| c.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_default();
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                stable = Some(if name.is_empty() {
+                    rel
+                } else {
+                    format!("{name}/{rel}")
+                });
+                break;
+            }
+        }
+    }
+    let stable = stable.unwrap_or_else(|| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| outer.to_owned())
+    });
+    match member {
+        Some(m) => format!("{stable}!/{m}"),
+        None => stable,
+    }
+}
+
 /// Analyses every input. Path errors (a missing file) become error reports too.
 pub fn run(inputs: &[Input], config: &Config) -> Report {
     let planned = plan(inputs);
@@ -173,6 +217,9 @@ pub fn run(inputs: &[Input], config: &Config) -> Report {
             Ok(ir) => report.inputs.push(ir),
             Err(skip) => report.skipped.push(skip),
         }
+    }
+    for ir in &mut report.inputs {
+        ir.stable_path = stable_path(&ir.path, inputs);
     }
     for input in inputs {
         if let Input::Path(p) = input {
@@ -259,6 +306,7 @@ fn error_report(path: String, error: String) -> InputReport {
         status: Status::Error,
         error: Some(error),
         analysis: Analysis::default(),
+        stable_path: String::new(),
     }
 }
 
@@ -272,6 +320,7 @@ fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked:
             status: Status::Ok,
             error: None,
             analysis,
+            stable_path: String::new(),
         }),
         Err(e) => {
             if walked

@@ -285,8 +285,9 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             w.write_all(b"\n")
         })?;
     }
-    if let Some(b) = &baseline {
-        report.baseline_accepted = b.apply(&mut report);
+    let applied = baseline.as_ref().map(|b| b.apply(&mut report));
+    if let Some(a) = &applied {
+        report.baseline_accepted = a.accepted;
     }
     redactor.report(&mut report);
 
@@ -363,6 +364,21 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
                 err,
                 "mcpsift: warning: {dir}: no input found in this directory (files that are no input are listed with --format jsonl)"
             )?;
+        }
+        if let (Some(a), Some(path)) = (&applied, &args.baseline) {
+            if let Some(first) = a.unmatched.first() {
+                writeln!(
+                    err,
+                    "mcpsift: warning: {}: {} matched no finding (first: {}); fixed, or were the inputs named differently?",
+                    path.display(),
+                    if a.unmatched.len() == 1 {
+                        "1 entry".to_owned()
+                    } else {
+                        format!("{} entries", a.unmatched.len())
+                    },
+                    redactor.text(first)
+                )?;
+            }
         }
         for w in unmatched.warnings() {
             writeln!(err, "mcpsift: warning: {}", redactor.text(&w))?;

@@ -1088,3 +1088,82 @@ fn max_chars_and_the_github_preset_bound_the_markdown() {
     let out = analyze(&[samples, "--github", "--max-chars", "10"]);
     assert_eq!(out.status.code(), Some(2), "the two caps conflict");
 }
+
+#[test]
+fn a_baseline_matches_whatever_spelling_of_the_paths_and_warns_about_stale_entries() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("baseline.json");
+    // Written with the absolute path of the directory...
+    let abs = repo("samples");
+    let out = analyze(&[
+        abs.to_str().unwrap(),
+        "--format",
+        "jsonl",
+        "--write-baseline",
+        base.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&base).unwrap();
+    assert!(!text.contains(env!("CARGO_MANIFEST_DIR")), "{text}");
+    // ...applied with a relative one, from another working directory.
+    let out = bin()
+        .current_dir(repo("tests"))
+        .args([
+            "analyze",
+            "../samples",
+            "--format",
+            "jsonl",
+            "--baseline",
+            base.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let records = jsonl(&out);
+    assert_eq!(records.iter().filter(|r| r["type"] == "finding").count(), 0);
+    assert_eq!(records.last().unwrap()["baseline_accepted"], 16);
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    // A file named directly is keyed by its name, wherever it is: written by its
+    // absolute path, applied by a relative one.
+    let one = dir.path().join("one.json");
+    let out = analyze(&[
+        repo("samples/streamable-http.jsonl").to_str().unwrap(),
+        "--format",
+        "jsonl",
+        "--write-baseline",
+        one.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0));
+    let out = bin()
+        .current_dir(repo("samples"))
+        .args([
+            "analyze",
+            "./streamable-http.jsonl",
+            "--baseline",
+            one.to_str().unwrap(),
+            "--format",
+            "jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(jsonl(&out).last().unwrap()["baseline_accepted"], 5);
+    assert!(!stderr(&out).contains("warning"), "{}", stderr(&out));
+    // Entries that accept nothing are named: here, the other inputs' findings.
+    let out = analyze(&[
+        repo("samples/streamable-http.jsonl").to_str().unwrap(),
+        "--baseline",
+        base.to_str().unwrap(),
+    ]);
+    let err = stderr(&out);
+    assert!(
+        err.contains("baseline.json: 11 entries matched no finding (first: "),
+        "{err}"
+    );
+    let out = analyze(&[
+        abs.to_str().unwrap(),
+        "--baseline",
+        base.to_str().unwrap(),
+        "-q",
+    ]);
+    assert_eq!(stderr(&out), "");
+}

@@ -12,7 +12,7 @@ pub mod markdown;
 pub mod redact;
 mod table;
 
-pub use baseline::{Baseline, BaselineError};
+pub use baseline::{Applied, Baseline, BaselineError};
 pub use filter::{Filter, Unmatched};
 pub use gate::Condition;
 pub use redact::Redactor;

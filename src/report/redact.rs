@@ -334,6 +334,7 @@ impl Known<'_> {
         }
         for ir in &mut report.inputs {
             self.string(&mut ir.path);
+            self.string(&mut ir.stable_path);
             self.option(&mut ir.error);
             let a = &mut ir.analysis;
             for p in a.problems.iter_mut().chain(a.notices.iter_mut()) {
