@@ -105,3 +105,27 @@ fn the_check_would_catch_a_citation() {
     assert_eq!(offences("x", "see ../shared/design.md §4").len(), 2);
     assert!(offences("x", "see docs/output.md").is_empty());
 }
+
+#[test]
+fn the_readme_says_how_to_start_install_and_with_which_rust() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let manifest = std::fs::read_to_string(repo().join("Cargo.toml")).unwrap();
+    // The first commands a newcomer types stay at the top.
+    let top: String = readme.lines().take(15).collect::<Vec<_>>().join("\n");
+    assert!(
+        top.contains("cargo run --release -- analyze samples/"),
+        "{top}"
+    );
+    assert!(top.contains("cargo test "), "{top}");
+    assert!(readme.contains("cargo install --path ."));
+    // The minimum Rust version in the README is the one Cargo.toml declares.
+    let msrv = manifest
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .map(|v| v.trim_matches('"'))
+        .expect("Cargo.toml declares rust-version");
+    assert!(
+        readme.contains(&format!("Rust {msrv} or newer")),
+        "README does not name Rust {msrv}"
+    );
+}
