@@ -1167,3 +1167,23 @@ fn a_baseline_matches_whatever_spelling_of_the_paths_and_warns_about_stale_entri
     ]);
     assert_eq!(stderr(&out), "");
 }
+
+#[test]
+fn a_captured_call_gives_a_wireshark_filter_in_json_and_markdown() {
+    let cap = repo("samples/sse-cut.pcap");
+    let out = analyze(&[cap.to_str().unwrap(), "--format", "jsonl"]);
+    let call = jsonl(&out)
+        .into_iter()
+        .find(|r| r["type"] == "call" && r["outcome"] == "STREAM_INCOMPLETE")
+        .unwrap();
+    let t = &call["timeline"];
+    assert_eq!(t["tcp_stream"], 2);
+    assert_eq!(t["end_frame"], 45);
+    assert_eq!(t["wireshark_filter"], "tcp.stream == 2 && http");
+    let out = analyze(&[cap.to_str().unwrap(), "--format", "markdown"]);
+    let md = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        md.contains("- **In Wireshark:** TCP stream 2, response ended at frame 45; filter ` tcp.stream == 2 && http `"),
+        "{md}"
+    );
+}

@@ -1117,3 +1117,36 @@ fn an_endless_stream_keeps_its_response_but_not_every_notification() {
         v.evidence.notes
     );
 }
+
+/// The Wireshark trail of the two sample captures, as tshark 4.0 shows them
+/// (`tshark -r FILE -T fields -e frame.number -e tcp.stream -e tcp.flags.str`): the
+/// cut SSE stream is `tcp.stream == 2`, ended by the server's FIN in frame 45; the
+/// lost response is `tcp.stream == 1`, ended by the FIN in frame 35.
+#[test]
+fn captured_calls_name_their_tcp_stream_and_the_frame_that_ended_them() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (file, outcome, stream, end_frame) in [
+        ("samples/sse-cut.pcap", "STREAM_INCOMPLETE", 2, 45),
+        ("samples/unsafe-replay.pcapng", "NO_RESPONSE", 1, 35),
+    ] {
+        let a = analyse(&std::fs::read(root.join(file)).unwrap());
+        let c = a
+            .calls
+            .iter()
+            .find(|c| c.verdict.outcome.as_str() == outcome)
+            .unwrap_or_else(|| panic!("{file}: no {outcome}"));
+        let trail = c.timeline.as_ref().and_then(|t| t.tcp).expect("a trail");
+        assert_eq!(
+            (trail.stream, trail.end_frame),
+            (stream, end_frame),
+            "{file}"
+        );
+    }
+    // Not a capture: no trail.
+    let jsonl = analyse(&std::fs::read(root.join("samples/streamable-http.jsonl")).unwrap());
+    assert!(jsonl
+        .calls
+        .iter()
+        .filter_map(|c| c.timeline.as_ref())
+        .all(|t| t.tcp.is_none()));
+}

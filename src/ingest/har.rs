@@ -705,6 +705,7 @@ fn exchange(
         end,
         end_ts: timing.end,
         recorder_note: reason,
+        tcp: None,
     }
 }
 
@@ -722,6 +723,7 @@ fn no_response(request: HttpRequest, end_ts: Option<Timestamp>, note: String) ->
         end,
         end_ts,
         recorder_note: Some(note),
+        tcp: None,
     }
 }
 

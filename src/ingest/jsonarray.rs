@@ -146,6 +146,7 @@ fn inspector_network(locator: Locator, o: &Map<String, Value>, sink: &mut dyn Si
             end: End::Complete,
             end_ts,
             recorder_note: text(o.get("error")),
+            tcp: None,
         }),
     });
 }

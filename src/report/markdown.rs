@@ -467,6 +467,15 @@ fn write_call(
         escape(o.summary())
     )?;
     writeln!(w, "- **Where:** {}", where_(ir, &c.locator))?;
+    if let Some(t) = c.timeline.as_ref().and_then(|t| t.tcp) {
+        writeln!(
+            w,
+            "- **In Wireshark:** TCP stream {}, response ended at frame {}; filter {}",
+            t.stream,
+            t.end_frame,
+            code(&super::jsonl::wireshark_filter(t.stream))
+        )?;
+    }
     let mut context = vec![format!("scope {}", code(&c.scope))];
     if let Some(v) = &c.protocol_version {
         context.push(format!("protocol {}", code(v)));

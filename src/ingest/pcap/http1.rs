@@ -1096,6 +1096,7 @@ fn finish(p: Pending, end: End) -> Exchange {
             end,
             end_ts,
             recorder_note: (!notes.is_empty()).then(|| notes.join("; ")),
+            tcp: None,
         }),
     }
 }
