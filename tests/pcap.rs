@@ -1142,6 +1142,19 @@ fn captured_calls_name_their_tcp_stream_and_the_frame_that_ended_them() {
             "{file}"
         );
     }
+    // The lost response ended with the FIN (frame 35, 17:30:41.355768808), not with
+    // the request's own segment (frame 34, .344023276).
+    let a = analyse(&std::fs::read(root.join("samples/unsafe-replay.pcapng")).unwrap());
+    let lost = a
+        .calls
+        .iter()
+        .find(|c| c.verdict.outcome.as_str() == "NO_RESPONSE")
+        .unwrap();
+    let t = lost.timeline.as_ref().unwrap();
+    assert_eq!(
+        t.end_ts.map(|t| t.to_string()).as_deref(),
+        Some("2026-12-02T17:30:41.355768Z")
+    );
     // Not a capture: no trail.
     let jsonl = analyse(&std::fs::read(root.join("samples/streamable-http.jsonl")).unwrap());
     assert!(jsonl

@@ -488,11 +488,16 @@ impl State {
     }
 
     /// Marks the exchanges emitted since `before` as ended at the current frame of
-    /// TCP stream `stream`: what a Wireshark user needs to find them.
+    /// TCP stream `stream`: what a Wireshark user needs to find them. A request that
+    /// got no response ended with this frame (the FIN or RST), not with its own
+    /// last segment.
     fn trail(&mut self, before: usize, stream: u64) {
-        let end_frame = self.frame;
+        let (end_frame, now) = (self.frame, self.last_ts);
         for x in self.out.iter_mut().skip(before) {
             if let Payload::Http(h) = &mut x.payload {
+                if h.tcp.is_none() && h.response.is_none() {
+                    h.end_ts = Some(now);
+                }
                 h.tcp.get_or_insert(TcpTrail { stream, end_frame });
             }
         }
