@@ -60,8 +60,12 @@ enum Command {
         /// The shell to complete in.
         shell: clap_complete::Shell,
     },
-    /// Print the man page (roff), e.g. `mcpsift man > mcpsift.1 && man ./mcpsift.1`.
-    Man,
+    /// Print a man page (roff), e.g. `mcpsift man > mcpsift.1`; `mcpsift man analyze`
+    /// gives mcpsift-analyze(1) with every option of the subcommand.
+    Man {
+        /// A subcommand (analyze, explain, completions); none: the overview page.
+        command: Option<String>,
+    },
 }
 
 /// When the table is coloured.
@@ -176,10 +180,7 @@ fn main() -> ExitCode {
             clap_complete::generate(shell, &mut cmd, "mcpsift", &mut io::stdout().lock());
             Ok(ExitCode::SUCCESS)
         }
-        Command::Man => clap_mangen::Man::new(Cli::command())
-            .render(&mut io::stdout().lock())
-            .map(|()| ExitCode::SUCCESS)
-            .map_err(Into::into),
+        Command::Man { command } => run_man(command.as_deref()),
     };
     match result {
         Ok(code) => code,
@@ -194,6 +195,31 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The overview page, or one subcommand's page named `mcpsift-NAME` as git does.
+fn run_man(sub: Option<&str>) -> Result<ExitCode> {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let page = match sub {
+        None => cmd,
+        Some(name) => match cmd.find_subcommand(name) {
+            Some(s) if name != "help" => {
+                // clap wants a 'static name; the process ends right after printing.
+                let full: &'static str = format!("mcpsift-{}", s.get_name()).leak();
+                s.clone()
+                    .name(full)
+                    .version(env!("CARGO_PKG_VERSION"))
+                    .after_help(AFTER_HELP)
+            }
+            _ => {
+                eprintln!("mcpsift: no man page for {name:?}; try analyze, explain or completions");
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
+    clap_mangen::Man::new(page).render(&mut io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_explain(name: Option<&str>) -> Result<ExitCode> {

@@ -877,6 +877,16 @@ fn the_man_page_is_roff_with_every_subcommand() {
     for word in ["analyze", "explain", "completions", "Exit codes"] {
         assert!(text.contains(word), "{word} missing from the man page");
     }
+    // Each subcommand has its own page with all its options.
+    let out = bin().args(["man", "analyze"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains(".TH mcpsift-analyze 1"), "{text}");
+    for flag in ["fail\\-on", "max\\-chars", "color", "quiet"] {
+        assert!(text.contains(flag), "{flag} missing:\n{text}");
+    }
+    let out = bin().args(["man", "nope"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
