@@ -111,7 +111,7 @@ fn origin(o: RetryOrigin) -> &'static str {
 }
 
 /// Ids for a table cell, each once: a repeat under the same id names it once.
-fn ids_once(f: &Finding) -> String {
+pub(crate) fn ids_once(f: &Finding) -> String {
     let mut seen: Vec<String> = Vec::new();
     for i in &f.ids {
         let s = i.to_string();

@@ -338,11 +338,7 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                     cells: vec![
                         f.severity.as_str().to_owned(),
                         f.kind.as_str().to_owned(),
-                        f.ids
-                            .iter()
-                            .map(|i| i.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", "),
+                        super::markdown::ids_once(f),
                         f.locators
                             .iter()
                             .map(|l| l.to_string())
