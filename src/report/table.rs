@@ -131,7 +131,7 @@ fn write_rows(
 }
 
 /// The narrow layout: per row, its identifiers on one line (wrapped between cells,
-/// never inside one), then the free text wrapped between words, indented.
+/// never inside one), then the free text wrapped between words behind a gutter.
 fn write_blocks(
     w: &mut dyn Write,
     opts: &HumanOptions,
@@ -154,8 +154,9 @@ fn write_blocks(
             let cell_len = cell.chars().count();
             if len + 2 + cell_len > width && len > 2 {
                 writeln!(w, "{line}")?;
-                line = String::from("  ");
-                len = 2;
+                // Continued items line up under the first one.
+                line = String::from(" ");
+                len = 1;
             }
             line.push_str("  ");
             match r.color {
@@ -168,7 +169,8 @@ fn write_blocks(
         }
         writeln!(w, "{line}")?;
         if !r.text.is_empty() {
-            w.write_all(wrap_words(&r.text, "    ", width).as_bytes())?;
+            // The reason hangs off a gutter, so it never reads as one more item.
+            w.write_all(wrap_words(&r.text, "   │ ", width).as_bytes())?;
         }
     }
     Ok(())
@@ -227,8 +229,7 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 counts.push(format!("{n} {o}"));
             }
         }
-        writeln!(
-            w,
+        let summary = format!(
             "{} ({}): {} exchanges, {} tools/call{}",
             ir.path,
             ir.format.as_str(),
@@ -239,7 +240,15 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
             } else {
                 format!(": {}", counts.join(", "))
             }
-        )?;
+        );
+        match opts.width {
+            // Wrapped between words, later lines indented, like the blocks.
+            Some(width) => {
+                let wrapped = wrap_words(&summary, "  ", width as usize);
+                w.write_all(wrapped.trim_start().as_bytes())?;
+            }
+            None => writeln!(w, "{summary}")?,
+        }
         // A capture beside busy HTTPS traffic has a note per flow: show a few.
         for p in a.notices.iter().take(5) {
             writeln!(w, "  note at {}: {}", p.locator, p.message)?;
@@ -301,16 +310,18 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                     ];
                     let time = c.started_at.map(clock);
                     // The narrow layout leads with the outcome and labels bare numbers.
+                    // The verdict first, as one item that is never split.
+                    let verdict = if cells[5] == "-" {
+                        format!("{} ({})", cells[3], cells[4])
+                    } else {
+                        format!("{} ({}, HTTP {})", cells[3], cells[4], cells[5])
+                    };
                     let mut block = vec![
-                        cells[3].clone(),
+                        verdict,
                         format!("{} id {}", cells[1], cells[2]),
                         cells[0].clone(),
                     ];
                     block.extend(time.clone());
-                    block.push(cells[4].clone());
-                    if cells[5] != "-" {
-                        block.push(format!("HTTP {}", cells[5]));
-                    }
                     if !has_http {
                         cells.pop();
                     }
