@@ -1163,3 +1163,26 @@ fn captured_calls_name_their_tcp_stream_and_the_frame_that_ended_them() {
         .filter_map(|c| c.timeline.as_ref())
         .all(|t| t.tcp.is_none()));
 }
+
+/// A request split over three segments is located, as Wireshark shows it, at the
+/// frame that completed it, not at the one where its head began.
+#[test]
+fn a_split_request_is_located_at_the_frame_that_completed_it() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40100, (1000, 5000));
+    cap.handshake(&mut c);
+    let req = call_request(3, "");
+    let mss = req.len() / 3 + 1;
+    cap.send_split(&mut c, Side::Client, &req, mss); // frames 4, 5, 6
+    cap.send(&mut c, Side::Server, &json_response(3)); // frame 7
+    cap.fin(&mut c, Side::Server);
+    cap.fin(&mut c, Side::Client);
+    let (_, got) = collect(&cap.pcap(Link::Ethernet, false, false));
+    assert_eq!(
+        got.exchanges[0].locator,
+        Locator::Frames {
+            request: 6,
+            response: Some(7)
+        }
+    );
+}

@@ -474,7 +474,8 @@ impl Http1 {
                     let done = matches!(framing, Framing::Length(0));
                     self.pending.push_back(Pending {
                         req,
-                        req_frame: self.client.head_frame,
+                        // Until the body is whole: the frame where the head began.
+                        req_frame: if done { frame } else { self.client.head_frame },
                         req_framing: (!done).then_some(framing),
                         resp: None,
                         last_ts: ts,
@@ -509,6 +510,9 @@ impl Http1 {
                         Ok(f) => {
                             input = input.get(f.used..).unwrap_or(&[]);
                             if f.done {
+                                // Wireshark shows a request at the frame that
+                                // completed it; so does the locator.
+                                p.req_frame = frame;
                                 p.req_framing = None;
                                 self.client.state = State::Head;
                             }
