@@ -46,6 +46,11 @@ pub struct InputReport {
     /// Why the input could not be read (status `Error`).
     pub error: Option<String>,
     pub analysis: Analysis,
+    /// The path as it would be under any spelling of the command line: relative to
+    /// the directory given (prefixed with that directory's name), or the file name
+    /// of a file given directly; `ARCHIVE!/member` for archive members. Baselines
+    /// key findings by it, so absolute and relative invocations agree.
+    pub stable_path: String,
 }
 
 impl InputReport {
@@ -61,6 +66,9 @@ pub struct Report {
     pub inputs: Vec<InputReport>,
     /// Files found under directories that are not in a format mcpsift reads.
     pub skipped: Vec<(String, String)>,
+    /// Directories named as inputs in which no input was found (every file was
+    /// skipped, or there were none): worth a warning, as a wrong path looks alike.
+    pub empty_dirs: Vec<String>,
     /// Findings removed because a `--baseline` accepts them.
     pub baseline_accepted: usize,
     /// The filters that narrowed this report, in words (empty: none).
@@ -138,6 +146,8 @@ fn walk(dir: &std::path::Path, seen: &mut Seen, out: &mut Vec<Planned>) {
         .sort_by_file_name();
     for entry in walker {
         match entry {
+            // The folder's own README describes it; it is no input.
+            Ok(e) if e.file_type().is_file() && is_readme(e.path()) => {}
             Ok(e) if e.file_type().is_file() => {
                 if let Some(first) = seen.again(&e) {
                     let why =
@@ -236,6 +246,55 @@ fn special_file(t: &std::fs::FileType) -> String {
     "not a regular file".to_owned()
 }
 
+/// A README found while walking a directory: it describes the folder (as
+/// `samples/README.md` does), so it is neither read nor listed as skipped. Named
+/// on the command line, it is read like any other file.
+fn is_readme(path: &std::path::Path) -> bool {
+    path.file_name().and_then(|n| n.to_str()).is_some_and(|n| {
+        let n = n.to_ascii_lowercase();
+        n == "readme" || n == "readme.md" || n == "readme.txt"
+    })
+}
+
+/// `path` (as reported) without what depends on how the command line spelled it:
+/// see `InputReport::stable_path`.
+fn stable_path(path: &str, inputs: &[Input]) -> String {
+    let (outer, member) = match path.split_once("!/") {
+        Some((o, m)) => (o, Some(m)),
+        None => (path, None),
+    };
+    let p = std::path::Path::new(outer);
+    let mut stable = None;
+    for input in inputs {
+        let Input::Path(root) = input else { continue };
+        if root.is_dir() {
+            if let Ok(rel) = p.strip_prefix(root) {
+                let name = root
+                    .canonicalize()
+                    .ok()
+                    .and_then(|c| c.file_name().map(|n| n.to_string_lossy().into_owned()))
+                    .unwrap_or_default();
+                let rel = rel.to_string_lossy().replace('\\', "/");
+                stable = Some(if name.is_empty() {
+                    rel
+                } else {
+                    format!("{name}/{rel}")
+                });
+                break;
+            }
+        }
+    }
+    let stable = stable.unwrap_or_else(|| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| outer.to_owned())
+    });
+    match member {
+        Some(m) => format!("{stable}!/{m}"),
+        None => stable,
+    }
+}
+
 /// Analyses every input. Path errors (a missing file) become error reports too.
 pub fn run(inputs: &[Input], config: &Config) -> Report {
     let planned = plan(inputs);
@@ -257,6 +316,22 @@ pub fn run(inputs: &[Input], config: &Config) -> Report {
         match r {
             Ok(ir) => report.inputs.push(ir),
             Err(skip) => report.skipped.push(skip),
+        }
+    }
+    for ir in &mut report.inputs {
+        ir.stable_path = stable_path(&ir.path, inputs);
+    }
+    for input in inputs {
+        if let Input::Path(p) = input {
+            if p.is_dir() {
+                let found = report
+                    .inputs
+                    .iter()
+                    .any(|ir| std::path::Path::new(&ir.path).starts_with(p));
+                if !found {
+                    report.empty_dirs.push(p.display().to_string());
+                }
+            }
         }
     }
     report
@@ -341,6 +416,7 @@ fn error_report(path: String, error: String) -> InputReport {
         status: Status::Error,
         error: Some(error),
         analysis: Analysis::default(),
+        stable_path: String::new(),
     }
 }
 
@@ -365,6 +441,7 @@ fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked:
                         .to_owned()
                 }),
                 analysis,
+                stable_path: String::new(),
             })
         }
         Err(e) => {

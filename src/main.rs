@@ -1,13 +1,13 @@
 //! The `mcpsift` command: a thin clap front end over the library.
 
 use anyhow::{Context, Result};
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use mcpsift::batch::{self, Input};
 use mcpsift::config::{Config, Limits, RetryWindows};
 use mcpsift::explain;
-use mcpsift::model::{FindingKind, Outcome};
+use mcpsift::model::{FindingKind, Outcome, Timestamp};
 use mcpsift::report::{
-    self, gate, Baseline, Condition, Filter, HumanOptions, OutputFormat, Redactor,
+    self, gate, Baseline, Condition, Filter, HumanOptions, OutputFormat, Redactor, RunInfo,
 };
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -19,11 +19,26 @@ use std::process::ExitCode;
 #[global_allocator]
 static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Shown under `--help`: a newcomer's first commands and what the exit code means.
+const AFTER_HELP: &str = "\
+Examples:
+  mcpsift analyze samples/                        every tools/call's verdict, as a table
+  mcpsift analyze capture.pcapng --format markdown -o ticket.md
+  mcpsift analyze session.har --format jsonl | jq 'select(.type==\"call\")'
+  mcpsift analyze logs/ --fail-on high            exit 1 when a HIGH finding appears
+  mcpsift explain STREAM_INCOMPLETE               what an outcome or finding means
+
+Exit codes:
+  0  every input was read and analysed, whatever the verdicts
+  1  a --fail-on condition matched
+  2  a usage error, or an input (or a line of one) could not be read; wins over 1";
+
 #[derive(Parser)]
 #[command(
     name = "mcpsift",
     version,
-    about = "Which layer failed, and was anything sent twice? Offline analysis of MCP traffic: pcap/pcapng captures, HAR files, JSONL logs and client logs."
+    about = "Which layer failed, and was anything sent twice? Offline analysis of MCP traffic: pcap/pcapng captures, HAR files, JSONL logs and client logs.",
+    after_help = AFTER_HELP
 )]
 struct Cli {
     #[command(subcommand)]
@@ -33,12 +48,33 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Analyse captures and logs: files, directories (recursive) or - for stdin.
+    #[command(visible_alias = "analyse", after_help = AFTER_HELP)]
     Analyze(Box<AnalyzeArgs>),
     /// Explain an outcome or finding name (no name: list them all).
     Explain {
         /// An outcome or finding kind, e.g. STREAM_INCOMPLETE or unsafe-replay.
         name: Option<String>,
     },
+    /// Print a shell completion script, e.g. `mcpsift completions bash > ~/.local/share/bash-completion/completions/mcpsift`.
+    Completions {
+        /// The shell to complete in.
+        shell: clap_complete::Shell,
+    },
+    /// Print a man page (roff), e.g. `mcpsift man > mcpsift.1`; `mcpsift man analyze`
+    /// gives mcpsift-analyze(1) with every option of the subcommand.
+    Man {
+        /// A subcommand (analyze, explain, completions); none: the overview page.
+        command: Option<String>,
+    },
+}
+
+/// When the table is coloured.
+#[derive(Clone, Copy, ValueEnum)]
+enum ColorChoice {
+    /// When stdout is a terminal and NO_COLOR is unset or empty.
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -92,6 +128,20 @@ struct AnalyzeArgs {
     /// Print secrets (tokens, cookies, session ids) as recorded.
     #[arg(long)]
     no_redact: bool,
+    /// Colour the table.
+    #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
+    color: ColorChoice,
+    /// Print no notes or warnings on stderr (errors, bad lines and --fail-on
+    /// matches are still printed).
+    #[arg(long, short = 'q')]
+    quiet: bool,
+    /// Longest Markdown report (--format markdown, --report) in characters: past it,
+    /// whole sections are left out and the report says which.
+    #[arg(long, value_name = "N")]
+    max_chars: Option<usize>,
+    /// Keep the Markdown report under a GitHub issue body's limit (--max-chars 65536).
+    #[arg(long, conflicts_with = "max_chars")]
+    github: bool,
     /// Table width in columns (default: the terminal's, or unlimited when not a terminal).
     #[arg(long)]
     width: Option<u16>,
@@ -146,6 +196,12 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Analyze(args) => run(*args),
         Command::Explain { name } => run_explain(name.as_deref()),
+        Command::Completions { shell } => {
+            let mut cmd = Cli::command();
+            clap_complete::generate(shell, &mut cmd, "mcpsift", &mut io::stdout().lock());
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Man { command } => run_man(command.as_deref()),
     };
     match result {
         Ok(code) => code,
@@ -160,6 +216,31 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The overview page, or one subcommand's page named `mcpsift-NAME` as git does.
+fn run_man(sub: Option<&str>) -> Result<ExitCode> {
+    let mut cmd = Cli::command();
+    cmd.build();
+    let page = match sub {
+        None => cmd,
+        Some(name) => match cmd.find_subcommand(name) {
+            Some(s) if name != "help" => {
+                // clap wants a 'static name; the process ends right after printing.
+                let full: &'static str = format!("mcpsift-{}", s.get_name()).leak();
+                s.clone()
+                    .name(full)
+                    .version(env!("CARGO_PKG_VERSION"))
+                    .after_help(AFTER_HELP)
+            }
+            _ => {
+                eprintln!("mcpsift: no man page for {name:?}; try analyze, explain or completions");
+                return Ok(ExitCode::from(2));
+            }
+        },
+    };
+    clap_mangen::Man::new(page).render(&mut io::stdout().lock())?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn run_explain(name: Option<&str>) -> Result<ExitCode> {
@@ -248,6 +329,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         findings: args.finding.clone(),
         scopes: args.scope.clone(),
     };
+    let unmatched = report::filter::unmatched(&report, &filter);
     report::filter::apply(&mut report, &filter);
     if let Some(path) = &args.write_baseline {
         let doc = Baseline::document(&report, &redactor);
@@ -256,8 +338,9 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             w.write_all(b"\n")
         })?;
     }
-    if let Some(b) = &baseline {
-        report.baseline_accepted = b.apply(&mut report);
+    let applied = baseline.as_ref().map(|b| b.apply(&mut report));
+    if let Some(a) = &applied {
+        report.baseline_accepted = a.accepted;
     }
     redactor.report(&mut report);
 
@@ -267,7 +350,22 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         width: args
             .width
             .or(if to_terminal { terminal_width() } else { None }),
-        color: to_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()),
+        color: match args.color {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                to_terminal && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+            }
+        },
+        run: Some(RunInfo {
+            command: redactor.text(&command_line()).into_owned(),
+            generated: generated_at()?,
+        }),
+        max_chars: if args.github {
+            Some(report::GITHUB_MAX_CHARS)
+        } else {
+            args.max_chars
+        },
     };
     let format = match args.format {
         Format::Table => OutputFormat::Table,
@@ -303,12 +401,40 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         for p in &ir.analysis.problems {
             writeln!(err, "mcpsift: {}: {}: {}", ir.path, p.locator, p.message)?;
         }
-        for p in &ir.analysis.notices {
+        if !args.quiet {
+            for p in &ir.analysis.notices {
+                writeln!(
+                    err,
+                    "mcpsift: {}: {}: note: {}",
+                    ir.path, p.locator, p.message
+                )?;
+            }
+        }
+    }
+    if !args.quiet {
+        for dir in &report.empty_dirs {
             writeln!(
                 err,
-                "mcpsift: {}: {}: note: {}",
-                ir.path, p.locator, p.message
+                "mcpsift: warning: {dir}: no input found in this directory (files that are no input are listed with --format jsonl)"
             )?;
+        }
+        if let (Some(a), Some(path)) = (&applied, &args.baseline) {
+            if let Some(first) = a.unmatched.first() {
+                writeln!(
+                    err,
+                    "mcpsift: warning: {}: {} matched no finding (first: {}); fixed, or were the inputs named differently?",
+                    path.display(),
+                    if a.unmatched.len() == 1 {
+                        "1 entry".to_owned()
+                    } else {
+                        format!("{} entries", a.unmatched.len())
+                    },
+                    redactor.text(first)
+                )?;
+            }
+        }
+        for w in unmatched.warnings() {
+            writeln!(err, "mcpsift: warning: {}", redactor.text(&w))?;
         }
     }
     let matched = gate::evaluate(&report, &args.fail_on);
@@ -323,6 +449,47 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+/// The command line as typed, with the program named `mcpsift` (not its install
+/// path) and arguments quoted where a shell would need it.
+fn command_line() -> String {
+    let mut words = vec!["mcpsift".to_owned()];
+    for a in std::env::args_os().skip(1) {
+        let a = a.to_string_lossy().into_owned();
+        let plain = !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+".contains(c));
+        words.push(if plain {
+            a
+        } else {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        });
+    }
+    words.join(" ")
+}
+
+/// When the report was made: `SOURCE_DATE_EPOCH` (seconds) when set, as for
+/// reproducible builds, so a snapshot or a re-run gives the same bytes; else now.
+fn generated_at() -> Result<Option<Timestamp>> {
+    if let Some(v) = std::env::var_os("SOURCE_DATE_EPOCH") {
+        let v = v.to_string_lossy();
+        if v.is_empty() {
+            return Ok(None);
+        }
+        let secs: i64 = v
+            .trim()
+            .parse()
+            .with_context(|| format!("SOURCE_DATE_EPOCH={v:?} is not a number of seconds"))?;
+        return Ok(Some(Timestamp::from_parts(secs, 0)));
+    }
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    Ok(Some(Timestamp::from_parts(
+        now.as_secs() as i64,
+        now.subsec_millis() * 1_000_000,
+    )))
 }
 
 /// The terminal's width: `COLUMNS` when set, else what the terminal says, else 100.

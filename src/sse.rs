@@ -1,8 +1,8 @@
 //! Server-sent events: an incremental, push-based parser for `text/event-stream`
 //! bodies that follows the WHATWG "event stream interpretation" rules. Written here
 //! because the SSE crates are async-only, keep their parsers private and stop at the
-//! first error, while forensics needs every byte accounted for (see
-//! `reference/rust-stack.md` §1.6 and `reference/mcp-wire.md` §3).
+//! first error, while forensics needs every byte accounted for (MCP's Streamable HTTP
+//! transport uses SSE as the WHATWG HTML standard, §Server-sent events, defines it).
 //!
 //! Feed bytes as they arrive (any split gives the same events), then `finish`. An
 //! event that never saw its terminating blank line is reported as an incomplete tail,

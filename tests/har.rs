@@ -117,7 +117,7 @@ fn json_and_sse_bodies_with_timing() {
     // ended_at is the response's arrival: start + send + wait (blocked/dns/connect -1).
     assert_eq!(start.millis_until(c.ended_at.unwrap()), 11);
     assert_eq!(a.calls[1].verdict.evidence.sse_events, 1);
-    assert_eq!(a.calls[0].locator, Locator::Entry { entry: 0 });
+    assert_eq!(a.calls[0].locator, Locator::Entry { entry: 1 });
 }
 
 #[test]
@@ -142,7 +142,7 @@ fn base64_and_still_gzipped_bodies() {
         ["TOOL_SUCCESS", "TOOL_SUCCESS", "MALFORMED_JSON"]
     );
     assert_eq!(a.problems.len(), 1, "{:?}", a.problems);
-    assert_eq!(a.problems[0].locator, Locator::Entry { entry: 2 });
+    assert_eq!(a.problems[0].locator, Locator::Entry { entry: 3 });
     assert!(a.problems[0].message.contains("not valid base64"));
 }
 
@@ -250,7 +250,7 @@ fn entries_are_analysed_in_start_order() {
         entry(1, T0, json_response(503, "")),
     ]));
     assert_eq!(outcomes(&a), ["HTTP_ERROR", "TOOL_SUCCESS"]);
-    assert_eq!(a.calls[0].locator, Locator::Entry { entry: 1 });
+    assert_eq!(a.calls[0].locator, Locator::Entry { entry: 2 });
     assert_eq!(a.calls[1].post_count, 2);
 }
 
@@ -273,7 +273,7 @@ fn malformed_entries_are_named_and_the_rest_is_read() {
     ]);
     let a = analyse(&doc);
     let located: Vec<_> = a.problems.iter().map(|p| p.locator.clone()).collect();
-    assert_eq!(located, [0, 1, 2, 3].map(|entry| Locator::Entry { entry }));
+    assert_eq!(located, [1, 2, 3, 4].map(|entry| Locator::Entry { entry }));
     assert!(a.problems[0].message.contains("not a valid HAR entry"));
     assert!(a.problems[1].message.contains("invalid type"));
     assert!(a.problems[2].message.contains("no \"response\""));
@@ -311,7 +311,7 @@ fn a_truncated_file_keeps_the_entries_before_the_cut() {
     let a = analyse(cut);
     assert_eq!(outcomes(&a), ["TOOL_SUCCESS"]);
     assert_eq!(a.problems.len(), 1);
-    assert_eq!(a.problems[0].locator, Locator::Entry { entry: 1 });
+    assert_eq!(a.problems[0].locator, Locator::Entry { entry: 2 });
     assert!(a.problems[0].message.contains("truncated HAR"));
 }
 
@@ -475,7 +475,7 @@ fn zlib_deflate_and_brotli_bodies() {
     assert_eq!(outcomes(&a), ["TOOL_SUCCESS", "MALFORMED_JSON"]);
     assert_eq!(a.problems.len(), 1, "{:?}", a.problems);
     assert!(a.problems[0].message.contains("brotli"));
-    assert_eq!(a.problems[0].locator, Locator::Entry { entry: 1 });
+    assert_eq!(a.problems[0].locator, Locator::Entry { entry: 2 });
 }
 
 #[test]
@@ -527,7 +527,7 @@ fn every_prefix_of_a_har_is_handled() {
 /// server and client (tests/fixtures/har/record_mitmproxy.py): a success, a tool error,
 /// a call the client cancelled (the server answers -32800), and a stream cut by killing
 /// the server, which mitmproxy records as a 200 with an empty body. (mitmproxy wrote the
-/// cancelled call, entry 6, after the later `notifications/cancelled`, entry 5.)
+/// cancelled call, entry 7, after the later `notifications/cancelled`, entry 6.)
 #[test]
 fn mitmproxy_recording_of_failures() {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -555,7 +555,7 @@ fn mitmproxy_recording_of_failures() {
         ["read_note", "fail_tool", "slow_progress", "slow_progress"]
     );
     assert_eq!(a.calls[2].verdict.evidence.jsonrpc_code, Some(-32800));
-    assert_eq!(a.calls[2].locator, Locator::Entry { entry: 6 });
+    assert_eq!(a.calls[2].locator, Locator::Entry { entry: 7 });
     let kinds: Vec<_> = a.findings.iter().map(|f| f.kind.as_str()).collect();
     assert_eq!(kinds, ["NON_TERMINAL"]);
 }
@@ -673,7 +673,7 @@ fn chromium_playwright_recordings() {
         );
         assert_eq!(ev(3).jsonrpc_code, Some(-32602), "{name}");
         // Killed server: a 200 event stream, `_failureText`, no body kept.
-        assert_eq!(a.calls[4].locator, Locator::Entry { entry: 14 }, "{name}");
+        assert_eq!(a.calls[4].locator, Locator::Entry { entry: 15 }, "{name}");
         assert_eq!(ev(4).http_statuses, [200], "{name}");
         assert_eq!(ev(4).end, mcpsift::model::End::Closed, "{name}");
         assert!(!a.calls[4].cancelled, "{name}");
@@ -684,4 +684,35 @@ fn chromium_playwright_recordings() {
             .collect();
         assert_eq!(kinds, [("NON_TERMINAL", "MEDIUM")], "{name}");
     }
+}
+
+/// One lab failure (the first delete_file POST answered by a closed connection) as
+/// HAR, pcap and JSONL: the NO_RESPONSE call ends the same way in each, so reports of
+/// one incident do not disagree.
+#[test]
+fn a_lost_response_ends_alike_in_every_format() {
+    let dir =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("lab/captures/no_response_replay_py");
+    let mut ends = Vec::new();
+    for name in ["capture.har", "capture.pcap", "exchanges.jsonl"] {
+        let (_, a) = analyse_reader(
+            std::fs::File::open(dir.join(name)).unwrap(),
+            &Config::default(),
+        )
+        .unwrap();
+        let lost = a
+            .calls
+            .iter()
+            .find(|c| c.verdict.outcome.as_str() == "NO_RESPONSE")
+            .unwrap_or_else(|| panic!("{name}: no NO_RESPONSE call"));
+        ends.push((name, lost.verdict.evidence.end.as_str()));
+    }
+    assert_eq!(
+        ends,
+        [
+            ("capture.har", "closed"),
+            ("capture.pcap", "closed"),
+            ("exchanges.jsonl", "closed")
+        ]
+    );
 }

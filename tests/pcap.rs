@@ -1128,3 +1128,72 @@ fn an_endless_stream_keeps_its_response_but_not_every_notification() {
         v.evidence.notes
     );
 }
+
+/// The Wireshark trail of the two sample captures, as tshark 4.0 shows them
+/// (`tshark -r FILE -T fields -e frame.number -e tcp.stream -e tcp.flags.str`): the
+/// cut SSE stream is `tcp.stream == 2`, ended by the server's FIN in frame 45; the
+/// lost response is `tcp.stream == 1`, ended by the FIN in frame 35.
+#[test]
+fn captured_calls_name_their_tcp_stream_and_the_frame_that_ended_them() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    for (file, outcome, stream, end_frame) in [
+        ("samples/sse-cut.pcap", "STREAM_INCOMPLETE", 2, 45),
+        ("samples/unsafe-replay.pcapng", "NO_RESPONSE", 1, 35),
+    ] {
+        let a = analyse(&std::fs::read(root.join(file)).unwrap());
+        let c = a
+            .calls
+            .iter()
+            .find(|c| c.verdict.outcome.as_str() == outcome)
+            .unwrap_or_else(|| panic!("{file}: no {outcome}"));
+        let trail = c.timeline.as_ref().and_then(|t| t.tcp).expect("a trail");
+        assert_eq!(
+            (trail.stream, trail.end_frame),
+            (stream, end_frame),
+            "{file}"
+        );
+    }
+    // The lost response ended with the FIN (frame 35, 17:30:41.355768808), not with
+    // the request's own segment (frame 34, .344023276).
+    let a = analyse(&std::fs::read(root.join("samples/unsafe-replay.pcapng")).unwrap());
+    let lost = a
+        .calls
+        .iter()
+        .find(|c| c.verdict.outcome.as_str() == "NO_RESPONSE")
+        .unwrap();
+    let t = lost.timeline.as_ref().unwrap();
+    assert_eq!(
+        t.end_ts.map(|t| t.to_string()).as_deref(),
+        Some("2026-12-02T17:30:41.355768Z")
+    );
+    // Not a capture: no trail.
+    let jsonl = analyse(&std::fs::read(root.join("samples/streamable-http.jsonl")).unwrap());
+    assert!(jsonl
+        .calls
+        .iter()
+        .filter_map(|c| c.timeline.as_ref())
+        .all(|t| t.tcp.is_none()));
+}
+
+/// A request split over three segments is located, as Wireshark shows it, at the
+/// frame that completed it, not at the one where its head began.
+#[test]
+fn a_split_request_is_located_at_the_frame_that_completed_it() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40100, (1000, 5000));
+    cap.handshake(&mut c);
+    let req = call_request(3, "");
+    let mss = req.len() / 3 + 1;
+    cap.send_split(&mut c, Side::Client, &req, mss); // frames 4, 5, 6
+    cap.send(&mut c, Side::Server, &json_response(3)); // frame 7
+    cap.fin(&mut c, Side::Server);
+    cap.fin(&mut c, Side::Client);
+    let (_, got) = collect(&cap.pcap(Link::Ethernet, false, false));
+    assert_eq!(
+        got.exchanges[0].locator,
+        Locator::Frames {
+            request: 6,
+            response: Some(7)
+        }
+    );
+}

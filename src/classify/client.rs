@@ -9,7 +9,7 @@ use crate::jsonrpc::{decode_text, Message, Place};
 use crate::model::{ClientCall, ClientResult, End, Outcome};
 use serde_json::{json, Value};
 
-/// JSON-RPC codes that SDK clients synthesize locally (`mcp-wire.md` §4.5: TS/PY
+/// JSON-RPC codes that SDK clients synthesize locally (the TypeScript and Python SDKs' error codes: TS/PY
 /// -32001 request timeout, PY -32000 connection closed).
 const CLIENT_CODES: &[i64] = &[-32001, -32000];
 

@@ -2,7 +2,7 @@
 //! it (an HTTP response with a JSON body or SSE events, a stdio reply, nothing) to a
 //! verdict with its outcome, layer and evidence. Every input format ends here.
 //!
-//! Order of checks (seed article, `design.md` §2, `reference/mcp-wire.md` §7.2):
+//! Order of checks (`docs/output.md`, Outcomes, after the article "An MCP client can receive HTTP 200 for a tool call while the agent still reports failure"):
 //! transport first, then the JSON-RPC envelope, then the tool result. The one
 //! refinement: a non-2xx status that carries a proper JSON-RPC error for the same id
 //! is a protocol verdict (2026-07-28 pairs 400/404 with JSON-RPC errors).
@@ -36,7 +36,7 @@ pub struct Options {
     pub legacy_sse: bool,
 }
 
-/// The evidence behind a verdict (`design.md` §2, last paragraph).
+/// The evidence behind a verdict (`docs/output.md`, Outcomes).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Evidence {
     pub http_statuses: Vec<u16>,
@@ -507,7 +507,7 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
             .push(format!("result is {}, not an object", short_raw(raw)));
         return Verdict::new(Outcome::InvalidToolResult, ev);
     };
-    // 2026-07-28 basic rules: an absent resultType MUST be read as "complete" (mcp-wire §4.1).
+    // 2026-07-28 basic rules: an absent resultType MUST be read as "complete" (Base Protocol).
     let result_type = match view.result_type {
         None => None,
         Some(r) => match serde_json::from_str::<String>(r.get()) {

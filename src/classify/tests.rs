@@ -1,4 +1,5 @@
-//! The seed article's 11 cases with the same inputs, then the cases the foundation
+//! The 11 cases of the article "An MCP client can receive HTTP 200 for a tool call while the agent still reports failure",
+//! with the same inputs, then the cases the foundation
 //! issue adds (SSE, ids, non-2xx with JSON-RPC errors, result shapes).
 
 use super::*;

@@ -1,8 +1,8 @@
 //! HTTP exchanges: Streamable HTTP POSTs answered with JSON or SSE, streams resumed by
-//! a GET with `Last-Event-ID` (2025-03-26 … 2025-11-25, `mcp-wire.md` §2.3, §8.4), the
+//! a GET with `Last-Event-ID` (MCP 2025-03-26 … 2025-11-25, Transports §Resumability and Redelivery), the
 //! legacy HTTP+SSE transport where a POST is answered 202 and its response rides the
-//! session's GET stream (2024-11-05, §2.2, §8.3), cancellations, and request ids reused
-//! within a scope (§4.2).
+//! session's GET stream (MCP 2024-11-05, Transports §HTTP with SSE), cancellations, and request ids
+//! reused within a scope (MCP 2025-06-18, Base Protocol §Requests).
 //!
 //! A call that has not reached a terminal response when its exchange ends stays *open*:
 //! its legs are kept so a later resumption or the legacy stream can complete it, and it
@@ -541,7 +541,7 @@ impl Correlator {
     }
 
     /// RETRY_TOO_SOON: a reconnection sooner than the stream's SSE `retry` asked for
-    /// (2025-11-25: the client "MUST" wait that long, `mcp-wire.md` §2.3).
+    /// (the client "MUST" wait that long: MCP 2025-11-25, Transports §Streamable HTTP).
     fn check_reconnect_delay(&mut self, i: usize, locator: &Locator, x: &HttpExchange) {
         let open = &self.open[i];
         let Some((prev, _)) = open.legs.last() else {

@@ -1,7 +1,7 @@
 //! Correlate stage: a `Sink` that receives one input's exchanges in order, assembles
 //! each `tools/call` with whatever answered it (its own HTTP response, a stdio reply),
 //! asks the shared classifier for the verdict, and looks across calls for findings
-//! (`design.md` §3, `reference/mcp-wire.md` §7). It keeps compact per-call records,
+//! (`docs/findings.md`). It keeps compact per-call records,
 //! not bodies, so memory follows the number of calls, not the input size.
 
 pub mod attempts;
@@ -25,7 +25,7 @@ use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-/// How a call came to be sent, as far as the input shows (the seed's `retryOrigin`).
+/// How a call came to be sent, as far as the input shows (the `retryOrigin` of the article's classifier).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RetryOrigin {
@@ -64,7 +64,7 @@ impl RetryOrigin {
     }
 }
 
-/// Tool annotations seen in a `tools/list` result (`reference/mcp-wire.md` §5.5).
+/// Tool annotations seen in a `tools/list` result (MCP 2025-06-18, schema `ToolAnnotations`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Annotations {
     pub read_only: Option<bool>,
@@ -466,7 +466,7 @@ impl Correlator {
         let params = m.params_value();
         let info = self.scopes.get(scope).cloned().unwrap_or_default();
         let returned_state = if verdict.outcome == Outcome::InputRequired {
-            // Kept byte for byte: MRTR follow-ups must echo it exactly (mcp-wire §5.3).
+            // Kept byte for byte: MRTR follow-ups must echo it exactly (MCP 2026-07-28, Patterns §MRTR).
             verdict.evidence.request_state.clone()
         } else {
             None

@@ -40,6 +40,8 @@ pub struct Timeline {
     pub end_ts: Option<Timestamp>,
     /// The recorder's own reason for a failure.
     pub recorder_note: Option<String>,
+    /// Wireshark's `tcp.stream` and the frame that ended the response (captures).
+    pub tcp: Option<crate::model::TcpTrail>,
     /// The raw `Mcp-Session-Id`, never printed: redaction uses it to replace the id
     /// wherever else it appears (an error message, a URL) with its hash.
     pub session_id: Option<String>,
@@ -88,6 +90,7 @@ pub fn of_http(x: &HttpExchange, items: &[Item]) -> Timeline {
         end: x.end,
         end_ts: x.end_ts,
         recorder_note: x.recorder_note.clone(),
+        tcp: x.tcp,
         session_id: x
             .request
             .headers

@@ -1,5 +1,5 @@
-//! Client logs as they are found on disk (`reference/ecosystem.md` §6, field names
-//! confirmed against each client's source where noted in `docs/input-formats.md`):
+//! Client logs as they are found on disk (field names confirmed against each
+//! client's source where noted in `docs/input-formats.md`):
 //!
 //! - Claude Code session transcripts: `tool_use` blocks named `mcp__<server>__<tool>`
 //!   paired with their `tool_result` by `tool_use_id`;

@@ -53,7 +53,8 @@ pub(crate) fn read_with_window(
         limits,
         sink,
         window: window.max(1),
-        next_index: 0,
+        // 1-based, as lines and Wireshark frames are: one numbering in every report.
+        next_index: 1,
         seq: 0,
         heap: BinaryHeap::new(),
         heap_bytes: 0,
@@ -711,16 +712,25 @@ fn exchange(
         end,
         end_ts: timing.end,
         recorder_note: reason,
+        tcp: None,
     }
 }
 
 fn no_response(request: HttpRequest, end_ts: Option<Timestamp>, note: String) -> HttpExchange {
+    // Nothing came back: the connection ended, as a capture or a JSONL log of the
+    // same failure says; "complete" here made formats disagree about one call.
+    let end = if client_gave_up(&note) {
+        End::ClientClosed
+    } else {
+        End::Closed
+    };
     HttpExchange {
         request,
         response: None,
-        end: End::Complete,
+        end,
         end_ts,
         recorder_note: Some(note),
+        tcp: None,
     }
 }
 
@@ -960,7 +970,7 @@ mod tests {
         let c = run(&doc, 8);
         assert_eq!(bodies(&c), ["1", "2", "3"]);
         assert!(c.problems.is_empty());
-        assert_eq!(c.exchanges[0].locator, Locator::Entry { entry: 1 });
+        assert_eq!(c.exchanges[0].locator, Locator::Entry { entry: 2 });
     }
 
     #[test]
@@ -977,7 +987,7 @@ mod tests {
         // Out of order is how HAR writers work, not a fault: a notice, not a problem.
         assert!(c.problems.is_empty(), "{:?}", c.problems);
         assert_eq!(c.notices.len(), 1, "{:?}", c.notices);
-        assert_eq!(c.notices[0].locator, Locator::Entry { entry: 2 });
+        assert_eq!(c.notices[0].locator, Locator::Entry { entry: 3 });
         assert!(c.notices[0].message.starts_with("2 entries started before"));
     }
 }

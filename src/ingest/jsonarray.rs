@@ -47,7 +47,7 @@ impl<'de> Visitor<'de> for Elements<'_> {
         f.write_str("a JSON array of log entries")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Counts, A::Error> {
-        let mut index: u64 = 0;
+        let mut index: u64 = 1; // 1-based, like lines and frames
         let mut counts = Counts::default();
         while let Some(v) = seq.next_element_seed(OneValue)? {
             if element(index, v, self.sink) {
@@ -164,6 +164,7 @@ fn inspector_network(locator: Locator, o: &Map<String, Value>, sink: &mut dyn Si
             end: End::Complete,
             end_ts,
             recorder_note: text(o.get("error")),
+            tcp: None,
         }),
     });
 }
@@ -263,7 +264,7 @@ mod tests {
             matches!(&sink.exchanges[0].payload, Payload::Http(x) if x.response.as_ref().unwrap().status == 503)
         );
         assert_eq!(sink.problems.len(), 1);
-        assert_eq!(sink.problems[0].locator, Locator::Entry { entry: 3 });
+        assert_eq!(sink.problems[0].locator, Locator::Entry { entry: 4 });
         let mut sink = Collect::default();
         assert!(read(&b"[{\"a\":"[..], &mut sink).is_err());
     }

@@ -436,6 +436,7 @@ fn http_record(obj: &Obj) -> Result<HttpExchange, String> {
         end,
         end_ts: raw_timestamp(obj, &["end_ts", "ended_at"]),
         recorder_note,
+        tcp: None,
     })
 }
 

@@ -12,7 +12,7 @@ use std::fmt;
 pub enum Locator {
     /// A 1-based line of a text input (JSONL).
     Line { line: u64 },
-    /// A 0-based entry of a HAR `log.entries` array.
+    /// A 1-based entry of a HAR `log.entries` array (or of a JSON-array export).
     Entry { entry: u64 },
     /// 1-based frame numbers as Wireshark shows them.
     Frames {
@@ -194,6 +194,19 @@ pub struct HttpExchange {
     pub end_ts: Option<Timestamp>,
     /// The recorder's own reason for a failure (HAR `_error`, a proxy note).
     pub recorder_note: Option<String>,
+    /// Where to find it in Wireshark, for an exchange read from a capture.
+    pub tcp: Option<TcpTrail>,
+}
+
+/// A captured exchange's place in Wireshark's terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpTrail {
+    /// Wireshark's `tcp.stream`: TCP conversations numbered from 0 in the order of
+    /// their first packet.
+    pub stream: u64,
+    /// The frame that ended the response: its last segment, or the FIN or RST (or
+    /// the capture's last frame) that cut it.
+    pub end_frame: u64,
 }
 
 /// Who sent a message on a transport without HTTP (stdio).

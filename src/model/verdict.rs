@@ -1,10 +1,10 @@
 //! Verdict vocabulary: the outcome of one call, the layer it failed at, and the
-//! kinds of findings across calls. Names are the output contract (`design.md` §2–3).
+//! kinds of findings across calls. Names are the output contract (`docs/output.md`, `docs/findings.md`).
 
 use serde::Serialize;
 use std::fmt;
 
-/// The layer a call's outcome belongs to (`design.md` §2).
+/// The layer a call's outcome belongs to (`docs/output.md`, Outcomes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Layer {
@@ -68,7 +68,7 @@ macro_rules! named_enum {
 }
 
 named_enum! {
-    /// One verdict per `tools/call` (`design.md` §2).
+    /// One verdict per `tools/call` (`docs/output.md`, Outcomes).
     Outcome {
         ToolSuccess = "TOOL_SUCCESS",
         ToolError = "TOOL_ERROR",

@@ -1,7 +1,8 @@
 //! Retry advice for one call, from what the capture shows: whether the first
 //! attempt may have executed (by layer and status) and whether the tool is safe to
-//! repeat (its `tools/list` annotations, an untrusted hint, `mcp-wire.md` §5.5).
-//! The policy is the seed article's: recovery follows the failed layer, whether a
+//! repeat (its `tools/list` annotations, an untrusted hint: MCP 2025-06-18, schema
+//! `ToolAnnotations`). The policy is that of the article "An MCP client can receive HTTP 200 for a tool call while the agent still reports failure":
+//! recovery follows the failed layer, whether a
 //! final result exists and whether replay is safe, never the status number alone.
 
 pub use crate::correlate::execution::{executed, Executed};
@@ -17,9 +18,13 @@ fn safety(a: Option<Annotations>) -> (bool, String) {
         ),
         Some(a) if a.read_only == Some(true) => (true, "the tool is annotated read-only".to_owned()),
         Some(a) if a.idempotent == Some(true) => (true, "the tool is annotated idempotent".to_owned()),
+        Some(a) if a.destructive == Some(true) => (
+            false,
+            "the tool is annotated destructive and not idempotent".to_owned(),
+        ),
         Some(a) if a.destructive() => (
             false,
-            "the tool is not annotated read-only or idempotent, and is destructive (annotated or by default)".to_owned(),
+            "the tool is not annotated read-only, idempotent or non-destructive, so MCP's defaults make it destructive".to_owned(),
         ),
         Some(_) => (
             false,
@@ -35,7 +40,7 @@ pub fn retry(c: &Call) -> String {
     let status = ev.http_statuses.last().copied();
     let mut s = match (c.verdict.outcome, executed(c)) {
         (Outcome::ToolSuccess, _) => "Nothing to retry: the call succeeded.".to_owned(),
-        (Outcome::InputRequired, _) => "Not a retry: answer the inputRequests and send the MRTR follow-up with inputResponses and the exact requestState, under a new id (mcp-wire §5.3).".to_owned(),
+        (Outcome::InputRequired, _) => "Not a retry: answer the inputRequests and send the MRTR follow-up with inputResponses and the exact requestState, under a new id (MCP 2026-07-28, Patterns §MRTR).".to_owned(),
         (Outcome::ToolError, _) => format!(
             "The tool ran and reported a failure: show the error to the model instead of replaying it; {}.",
             if safe {
@@ -58,16 +63,16 @@ pub fn retry(c: &Call) -> String {
                     format!("{why}; without an idempotency key or server-side de-duplication, do not replay it just because of a 503")
                 }
             ),
-            Some(401) => "Not authorized: refresh or re-run the authorization flow, then retry (a few times at most; mcp-wire §6).".to_owned(),
+            Some(401) => "Not authorized: refresh or re-run the authorization flow, then retry (a few times at most; MCP 2025-06-18, Authorization).".to_owned(),
             Some(403) => "Forbidden: if the server asked for a wider scope (insufficient_scope), step up and retry; otherwise fix the permission or Origin first.".to_owned(),
-            Some(404) => "HTTP 404: before 2026 this means the session expired, so re-initialize and send the call in the new session (mcp-wire §6).".to_owned(),
+            Some(404) => "HTTP 404: before 2026 this means the session expired, so re-initialize and send the call in the new session (MCP 2025-06-18, Transports §Session Management).".to_owned(),
             Some(s) => format!("HTTP {s} refused the request before it ran: fix the request (headers, Accept, Content-Type, session) before retrying."),
             None => "Fix the transport problem before retrying.".to_owned(),
         },
         (_, Executed::Rejected) => match ev.jsonrpc_code {
-            Some(-32020) => "HeaderMismatch: refresh tools/list, then retry with headers that match the body (mcp-wire §6).".to_owned(),
-            Some(-32022) => "UnsupportedProtocolVersion: retry with a version from error.data.supported (mcp-wire §6).".to_owned(),
-            Some(-32042) => "URL elicitation required: complete the elicitation, then retry with a new id (mcp-wire §6).".to_owned(),
+            Some(-32020) => "HeaderMismatch: refresh tools/list, then retry with headers that match the body (MCP 2026-07-28, Transports §Streamable HTTP).".to_owned(),
+            Some(-32022) => "UnsupportedProtocolVersion: retry with a version from error.data.supported (MCP 2026-07-28, Versioning).".to_owned(),
+            Some(-32042) => "URL elicitation required: complete the elicitation, then retry with a new id (MCP 2025-11-25, Client Features §Elicitation, URL mode).".to_owned(),
             _ => "Rejected at the protocol layer, so the tool most likely did not run; the same request will fail the same way: fix it first.".to_owned(),
         },
         (_, Executed::Yes) => format!(

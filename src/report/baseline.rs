@@ -17,7 +17,9 @@ const SCHEMA_FIELD: &str = "mcpsift_baseline";
 
 #[derive(Debug, thiserror::Error)]
 pub enum BaselineError {
-    #[error("cannot read baseline {path}: {source}")]
+    // The OS error is the `source`, not part of this message: a caller printing the
+    // chain (anyhow's `{:#}`) would otherwise show it twice.
+    #[error("cannot read baseline {path}")]
     Io {
         path: String,
         #[source]
@@ -25,6 +27,16 @@ pub enum BaselineError {
     },
     #[error("{path} is not an mcpsift baseline: {why}")]
     Format { path: String, why: String },
+}
+
+/// What applying a baseline did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Applied {
+    /// Findings the baseline accepted (removed from the report).
+    pub accepted: usize,
+    /// Entries that accepted nothing, sorted: a fixed finding, or inputs named by
+    /// another path than when the baseline was written.
+    pub unmatched: Vec<String>,
 }
 
 /// Known findings, by key, with how many of each are accepted.
@@ -67,6 +79,25 @@ pub fn key(input: &str, f: &Finding, calls: &[Call]) -> String {
     )
 }
 
+/// Whether baseline key `entry` is finding key `ours` (for input `path`) but for an
+/// input path that one of the two ends with, component by component.
+fn same_but_path(entry: &str, ours: &str, path: &str) -> bool {
+    let path = normalise_path(path);
+    let Some(kind) = ours.split(' ').next() else {
+        return false;
+    };
+    let rest = &ours[kind.len() + 1 + path.len()..];
+    let Some(theirs) = entry
+        .strip_prefix(kind)
+        .and_then(|e| e.strip_prefix(' '))
+        .and_then(|e| e.strip_suffix(rest))
+    else {
+        return false;
+    };
+    let suffix = |long: &str, short: &str| long == short || long.ends_with(&format!("/{short}"));
+    !theirs.is_empty() && (suffix(theirs, &path) || suffix(&path, theirs))
+}
+
 impl Baseline {
     /// Every finding of `report`, as a baseline document.
     pub fn document(report: &Report, redactor: &super::redact::Redactor) -> Value {
@@ -74,10 +105,10 @@ impl Baseline {
         for ir in &report.inputs {
             for f in &ir.analysis.findings {
                 entries.push(json!({
-                    "key": key(&ir.path, f, &ir.analysis.calls),
+                    "key": key(&ir.stable_path, f, &ir.analysis.calls),
                     "kind": f.kind,
                     "severity": f.severity,
-                    "input": normalise_path(&ir.path),
+                    "input": normalise_path(&ir.stable_path),
                     "ids": f.ids.iter().map(|i| i.to_value()).collect::<Vec<_>>(),
                     "tool": tools_of(f, &ir.analysis.calls),
                     "detail": redactor.text(&f.detail),
@@ -122,31 +153,87 @@ impl Baseline {
         Baseline::parse(&name, &text)
     }
 
-    /// Removes the findings this baseline accepts; returns how many.
-    pub fn apply(&self, report: &mut Report) -> usize {
+    /// Removes the findings this baseline accepts. Keys written before they were
+    /// made stable (the path as given) still match.
+    pub fn apply(&self, report: &mut Report) -> Applied {
         let mut left = self.counts.clone();
         let mut accepted = 0;
         for ir in &mut report.inputs {
             let a = &mut ir.analysis;
             let calls = &a.calls;
-            let path = &ir.path;
-            a.findings
-                .retain(|f| match left.get_mut(&key(path, f, calls)) {
-                    Some(n) if *n > 0 => {
+            let (stable, given) = (&ir.stable_path, &ir.path);
+            a.findings.retain(|f| {
+                let exact = [key(stable, f, calls), key(given, f, calls)];
+                // Else the same finding in the same file reached another way: a file
+                // named directly (keyed by its name) against its directory's walk.
+                let near = || {
+                    left.iter()
+                        .filter(|(k, n)| **n > 0 && same_but_path(k, &exact[0], stable))
+                        .map(|(k, _)| k.clone())
+                        .min()
+                };
+                let hit = exact
+                    .iter()
+                    .find(|k| left.get(*k).is_some_and(|n| *n > 0))
+                    .cloned()
+                    .or_else(near);
+                match hit.and_then(|k| left.get_mut(&k)) {
+                    Some(n) => {
                         *n -= 1;
                         accepted += 1;
                         false
                     }
-                    _ => true,
-                });
+                    None => true,
+                }
+            });
         }
-        accepted
+        let mut unmatched: Vec<String> = left
+            .into_iter()
+            .filter(|(_, n)| *n > 0)
+            .flat_map(|(k, n)| std::iter::repeat_n(k, n))
+            .collect();
+        unmatched.sort();
+        Applied {
+            accepted,
+            unmatched,
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_matches_its_component_suffix_only() {
+        let ours = "NON_TERMINAL x.jsonl ids=1 tool=t";
+        assert!(same_but_path(
+            "NON_TERMINAL logs/x.jsonl ids=1 tool=t",
+            ours,
+            "x.jsonl"
+        ));
+        assert!(!same_but_path(
+            "NON_TERMINAL logs/ax.jsonl ids=1 tool=t",
+            ours,
+            "x.jsonl"
+        ));
+        assert!(!same_but_path(
+            "NON_TERMINAL logs/x.jsonl ids=2 tool=t",
+            ours,
+            "x.jsonl"
+        ));
+        assert!(!same_but_path(
+            "ID_REUSED logs/x.jsonl ids=1 tool=t",
+            ours,
+            "x.jsonl"
+        ));
+        let ours = "NON_TERMINAL logs/x.jsonl ids=1 tool=t";
+        assert!(same_but_path(
+            "NON_TERMINAL x.jsonl ids=1 tool=t",
+            ours,
+            "logs/x.jsonl"
+        ));
+    }
 
     #[test]
     fn paths_are_normalised() {

@@ -70,6 +70,85 @@ impl Filter {
     }
 }
 
+/// `--tool` and `--scope` values that selected nothing in the whole report: most
+/// often a typo, which would otherwise look like "no problems found".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Unmatched {
+    pub tools: Vec<String>,
+    pub scopes: Vec<String>,
+    /// The tool names the report does hold, sorted, to suggest the right one.
+    pub tools_seen: Vec<String>,
+}
+
+impl Unmatched {
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.scopes.is_empty()
+    }
+
+    /// One warning per value that matched nothing, in words.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for t in &self.tools {
+            let seen = if self.tools_seen.is_empty() {
+                "no tools/call at all".to_owned()
+            } else {
+                let mut names = self.tools_seen.iter().take(10).cloned().collect::<Vec<_>>();
+                if self.tools_seen.len() > 10 {
+                    names.push(format!("{} more", self.tools_seen.len() - 10));
+                }
+                format!("tools seen: {}", names.join(", "))
+            };
+            out.push(format!("--tool {t} matches no call ({seen})"));
+        }
+        for s in &self.scopes {
+            out.push(format!(
+                "--scope {s} matches no call or finding (a scope is session:HASH, legacy:HASH, http:HOST, stdio:N, client:…, or one of those kinds alone)"
+            ));
+        }
+        out
+    }
+}
+
+/// The `--tool` and `--scope` values of `filter` that match nothing in `report`.
+/// Call it before `apply`, which removes what did not match.
+pub fn unmatched(report: &Report, filter: &Filter) -> Unmatched {
+    let calls = report.inputs.iter().flat_map(|i| &i.analysis.calls);
+    let mut seen: Vec<String> = calls
+        .clone()
+        .filter_map(|c| c.tool.as_deref().map(str::to_owned))
+        .collect();
+    seen.sort();
+    seen.dedup();
+    let tools = filter
+        .tools
+        .iter()
+        .filter(|t| !seen.contains(t))
+        .cloned()
+        .collect();
+    let scopes = filter
+        .scopes
+        .iter()
+        .filter(|s| {
+            let one = Filter {
+                scopes: vec![(*s).clone()],
+                ..Filter::default()
+            };
+            !calls.clone().any(|c| one.scope_ok(&c.scope))
+                && !report
+                    .inputs
+                    .iter()
+                    .flat_map(|i| &i.analysis.findings)
+                    .any(|f| one.scope_ok(&f.scope))
+        })
+        .cloned()
+        .collect();
+    Unmatched {
+        tools,
+        scopes,
+        tools_seen: seen,
+    }
+}
+
 /// Narrows `report` to what `filter` selects.
 pub fn apply(report: &mut Report, filter: &Filter) {
     if filter.is_empty() {

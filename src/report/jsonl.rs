@@ -1,4 +1,4 @@
-//! Machine-readable records (`design.md` §4): the wire types are built here, apart
+//! Machine-readable records (the contract in `docs/output.md`): the wire types are built here, apart
 //! from the internal model, so a refactor cannot change the contract by accident.
 //! `jsonl` writes one record per line; `json` writes the same records as one document.
 
@@ -103,6 +103,11 @@ struct EventRecord<'a> {
     what: &'a str,
 }
 
+/// A Wireshark display filter for the HTTP of one TCP conversation.
+pub(crate) fn wireshark_filter(stream: u64) -> String {
+    format!("tcp.stream == {stream} && http")
+}
+
 /// The wire story of an HTTP call (`call.timeline`).
 #[derive(Serialize)]
 struct TimelineRecord<'a> {
@@ -116,6 +121,14 @@ struct TimelineRecord<'a> {
     end: &'static str,
     end_ts: Option<String>,
     recorder_note: &'a Option<String>,
+    /// Captures only: Wireshark's `tcp.stream`, the frame that ended the response,
+    /// and a display filter for the conversation.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tcp_stream: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    end_frame: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wireshark_filter: Option<String>,
 }
 
 fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> {
@@ -183,6 +196,9 @@ fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> 
             events_total: t.events_total,
             end: t.end.as_str(),
             end_ts: ts(t.end_ts),
+            tcp_stream: t.tcp.map(|w| w.stream),
+            end_frame: t.tcp.map(|w| w.end_frame),
+            wireshark_filter: t.tcp.map(|w| wireshark_filter(w.stream)),
             recorder_note: &t.recorder_note,
         }),
     }

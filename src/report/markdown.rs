@@ -4,10 +4,11 @@
 //! escaping so it renders the same on GitHub and GitLab: text is escaped, evidence
 //! goes into code spans and fenced blocks whose fences outgrow any backticks inside.
 
-use super::{advice, HumanOptions};
+use super::{advice, HumanOptions, RunInfo};
 use crate::batch::{InputReport, Report, Status};
-use crate::correlate::{Call, Finding};
-use crate::model::{Locator, Outcome, Severity, Timestamp};
+use crate::correlate::{Call, Finding, RetryOrigin};
+use crate::explain::{explain, Subject};
+use crate::model::{End, FindingKind, Locator, Outcome, Severity, Timestamp};
 use std::io::{self, Write};
 
 /// Call sections at most: a ticket with thousands of sections helps nobody, and
@@ -82,6 +83,46 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// How a response ended, in words a ticket's reader knows.
+fn ended(e: End) -> &'static str {
+    match e {
+        End::Complete => "complete",
+        End::Closed => "closed by the server or the network",
+        End::ClientClosed => "closed by the client",
+        End::Reset => "reset (TCP RST)",
+        End::CaptureEnded => "cut by the end of the capture",
+        End::Truncated => "cut by the recorder",
+    }
+}
+
+/// Why a call was sent again, in words.
+fn origin(o: RetryOrigin) -> &'static str {
+    match o {
+        RetryOrigin::None => "a first attempt",
+        RetryOrigin::Mrtr => "an MRTR follow-up with the answers the server asked for",
+        RetryOrigin::Resumption => "completed by resuming its stream",
+        RetryOrigin::AfterRefusal => {
+            "sent again after a refusal that says the first attempt did not run"
+        }
+        RetryOrigin::Protocol => "sent again because the protocol asks for it",
+        RetryOrigin::AfterFailure => "sent again after an attempt that may have run",
+        RetryOrigin::Unexplained => "sent again with nothing to explain it",
+        RetryOrigin::Reinvocation => "the same call made again later, as a new invocation",
+    }
+}
+
+/// Ids for a table cell, each once: a repeat under the same id names it once.
+pub(crate) fn ids_once(f: &Finding) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for i in &f.ids {
+        let s = i.to_string();
+        if !seen.contains(&s) {
+            seen.push(s);
+        }
+    }
+    seen.join(", ")
+}
+
 /// Worth a section: not a success, or sent more than once.
 pub(crate) fn needs_attention(c: &Call) -> bool {
     !c.verdict.outcome.is_success() || c.post_count > 1
@@ -91,7 +132,7 @@ fn where_(ir: &InputReport, loc: &Locator) -> String {
     match loc {
         Locator::Input => code(&ir.path),
         Locator::Line { line } => format!("{}, line {line}", code(&ir.path)),
-        Locator::Entry { entry } => format!("{}, HAR entry {entry} (0-based)", code(&ir.path)),
+        Locator::Entry { entry } => format!("{}, entry {entry}", code(&ir.path)),
         Locator::Frames { request, response } => match response {
             Some(r) => format!(
                 "{}, Wireshark frames {request} (request) and {r} (response)",
@@ -207,12 +248,7 @@ fn write_findings(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     )?;
     writeln!(w, "|---|---|---|---|---|---|---|")?;
     for (ir, f) in all {
-        let ids = f
-            .ids
-            .iter()
-            .map(|i| i.to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
+        let ids = ids_once(f);
         let locs = f
             .locators
             .iter()
@@ -242,6 +278,22 @@ fn write_findings(report: &Report, w: &mut dyn Write) -> io::Result<()> {
             },
             escape(&f.detail)
         )?;
+    }
+    writeln!(w)?;
+    // The reader of a ticket has no mcpsift to ask: say what each kind means.
+    for k in FindingKind::ALL {
+        if report
+            .inputs
+            .iter()
+            .any(|i| i.analysis.findings.iter().any(|f| f.kind == *k))
+        {
+            writeln!(
+                w,
+                "- **{}:** {}",
+                escape(k.as_str()),
+                escape(explain(Subject::Finding(*k)).meaning)
+            )?;
+        }
     }
     writeln!(w)?;
     Ok(())
@@ -362,10 +414,7 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
                             format!("… {} more SSE events", t.events_total - t.events.len()),
                         ));
                     }
-                    rows.push((
-                        time(t.end_ts),
-                        format!("response ended: {}", escape(t.end.as_str())),
-                    ));
+                    rows.push((time(t.end_ts), format!("response ended: {}", ended(t.end))));
                 }
             }
         }
@@ -381,10 +430,7 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
             ));
             let ev = &c.verdict.evidence;
             let end = if c.verdict.outcome.is_non_terminal() {
-                format!(
-                    "no response for this id (ended: {})",
-                    escape(ev.end.as_str())
-                )
+                format!("no response for this id (ended: {})", ended(ev.end))
             } else if let Some(status) = ev.http_statuses.last() {
                 // A success keeps no timeline; its evidence still has the status.
                 format!(
@@ -431,6 +477,15 @@ fn write_call(
         escape(o.summary())
     )?;
     writeln!(w, "- **Where:** {}", where_(ir, &c.locator))?;
+    if let Some(t) = c.timeline.as_ref().and_then(|t| t.tcp) {
+        writeln!(
+            w,
+            "- **In Wireshark:** TCP stream {}, response ended at frame {}; filter {}",
+            t.stream,
+            t.end_frame,
+            code(&super::jsonl::wireshark_filter(t.stream))
+        )?;
+    }
     let mut context = vec![format!("scope {}", code(&c.scope))];
     if let Some(v) = &c.protocol_version {
         context.push(format!("protocol {}", code(v)));
@@ -454,8 +509,8 @@ fn write_call(
     }
     writeln!(
         w,
-        "- **Explain:** run {}",
-        code(&format!("mcpsift explain {o}"))
+        "- **What it means:** {}",
+        escape(explain(Subject::Outcome(o)).meaning)
     )?;
     writeln!(w)?;
     writeln!(w, "| time | what |")?;
@@ -481,12 +536,12 @@ fn write_call(
     if ev.sse_events > 0 {
         facts.push(plural(ev.sse_events, "SSE event", "SSE events"));
     }
-    facts.push(format!("ended {}", escape(ev.end.as_str())));
+    facts.push(format!("response {}", ended(ev.end)));
     if c.post_count > 1 {
         facts.push(format!(
-            "attempt {} (retry origin {})",
+            "attempt {}, {}",
             c.post_count,
-            escape(c.retry_origin.as_str())
+            origin(c.retry_origin)
         ));
     }
     if c.cancelled {
@@ -520,41 +575,79 @@ fn write_call(
     Ok(())
 }
 
+/// Runs `f` on a fresh buffer: one section of the report as text.
+fn section(f: impl FnOnce(&mut dyn Write) -> io::Result<()>) -> io::Result<String> {
+    let mut buf = Vec::new();
+    f(&mut buf)?;
+    Ok(String::from_utf8_lossy(&buf).into_owned())
+}
+
+/// The header a ticket needs: what made the report, from which command, when.
+fn header(run: &RunInfo, report: &Report) -> String {
+    let mut s = format!("- **Tool:** mcpsift {}\n", env!("CARGO_PKG_VERSION"));
+    if !run.command.is_empty() {
+        s.push_str(&format!("- **Command:** {}\n", code(&run.command)));
+    }
+    let inputs: Vec<String> = report
+        .inputs
+        .iter()
+        .take(5)
+        .map(|i| code(&i.path))
+        .collect();
+    let more = report.inputs.len().saturating_sub(5);
+    s.push_str(&format!(
+        "- **Inputs:** {}{}\n",
+        if inputs.is_empty() {
+            "none".to_owned()
+        } else {
+            inputs.join(", ")
+        },
+        if more > 0 {
+            format!(" and {more} more (listed under Inputs)")
+        } else {
+            String::new()
+        }
+    ));
+    if let Some(t) = run.generated {
+        s.push_str(&format!("- **Generated:** {t}\n"));
+    }
+    s.push('\n');
+    s
+}
+
 pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Result<()> {
-    writeln!(w, "# mcpsift report")?;
-    writeln!(w)?;
-    writeln!(w, "**Verdict:** {}", verdict_line(report))?;
-    writeln!(w)?;
+    // Built as whole sections, so a length cap can leave out sections, never half one.
+    let mut head = String::from("# mcpsift report\n\n");
+    if let Some(run) = &opts.run {
+        head.push_str(&header(run, report));
+    }
+    head.push_str(&format!("**Verdict:** {}\n\n", verdict_line(report)));
     if !report.filters.is_empty() {
-        writeln!(w, "Filtered: {}.", escape(&report.filters))?;
-        writeln!(w)?;
+        head.push_str(&format!("Filtered: {}.\n\n", escape(&report.filters)));
     }
     if report.baseline_accepted > 0 {
-        writeln!(
-            w,
-            "{} accepted by the baseline and not shown.",
+        head.push_str(&format!(
+            "{} accepted by the baseline and not shown.\n\n",
             plural(report.baseline_accepted, "finding", "findings")
-        )?;
-        writeln!(w)?;
+        ));
     }
-    write_findings(report, w)?;
-    write_inputs(report, w)?;
+    let findings = section(|w| write_findings(report, w))?;
+    let inputs = section(|w| write_inputs(report, w))?;
     let attention: Vec<(&InputReport, &Call)> = report
         .inputs
         .iter()
         .flat_map(|i| i.analysis.calls.iter().map(move |c| (i, c)))
         .filter(|(_, c)| needs_attention(c))
         .collect();
+    let mut calls_head = String::new();
+    let mut calls: Vec<String> = Vec::new();
     if !attention.is_empty() {
-        writeln!(w, "## Calls that need attention")?;
-        writeln!(w)?;
+        calls_head.push_str("## Calls that need attention\n\n");
         if attention.len() > MAX_SECTIONS {
-            writeln!(
-                w,
-                "The first {MAX_SECTIONS} of {} calls; narrow with `--tool`, `--outcome`, `--finding` or `--scope` to see the others.",
+            calls_head.push_str(&format!(
+                "The first {MAX_SECTIONS} of {} calls; narrow with `--tool`, `--outcome`, `--finding` or `--scope` to see the others.\n\n",
                 attention.len()
-            )?;
-            writeln!(w)?;
+            ));
         }
         for (ir, c) in attention.into_iter().take(MAX_SECTIONS) {
             let fs: Vec<&Finding> = ir
@@ -563,47 +656,160 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 .iter()
                 .filter(|f| f.calls.contains(&c.seq))
                 .collect();
-            write_call(ir, c, &fs, w)?;
+            calls.push(section(|w| write_call(ir, c, &fs, w))?);
         }
     }
-    if opts.all {
-        let ok: Vec<(&InputReport, &Call)> = report
-            .inputs
-            .iter()
-            .flat_map(|i| i.analysis.calls.iter().map(move |c| (i, c)))
-            .filter(|(_, c)| !needs_attention(c))
-            .collect();
-        if !ok.is_empty() {
-            writeln!(w, "## Successful calls")?;
-            writeln!(w)?;
-            writeln!(w, "| input | where | tool | id | HTTP | started |")?;
-            writeln!(w, "|---|---|---|---|---|---|")?;
-            for (ir, c) in ok {
-                let s: Vec<String> = c
-                    .verdict
-                    .evidence
-                    .http_statuses
-                    .iter()
-                    .map(u16::to_string)
-                    .collect();
-                writeln!(
-                    w,
-                    "| {} | {} | {} | {} | {} | {} |",
-                    code_cell(&ir.path),
-                    escape(&c.locator.to_string()),
-                    escape(c.tool.as_deref().unwrap_or("?")),
-                    code_cell(&c.id.to_string()),
-                    if s.is_empty() {
-                        "—".to_owned()
-                    } else {
-                        s.join(", ")
-                    },
-                    escape(&time(c.started_at))
-                )?;
+    let successes = if opts.all {
+        section(|w| write_successes(report, w))?
+    } else {
+        String::new()
+    };
+
+    let full = Kept {
+        findings: !findings.is_empty(),
+        inputs: true,
+        calls: calls.len(),
+        successes: !successes.is_empty(),
+    };
+    let mut kept = full.clone();
+    if let Some(max) = opts.max_chars {
+        let len = |k: &Kept| {
+            let mut n = head.chars().count() + cut_note(k, &full, max).chars().count();
+            if k.findings {
+                n += findings.chars().count();
             }
-            writeln!(w)?;
+            if k.inputs {
+                n += inputs.chars().count();
+            }
+            if k.calls > 0 {
+                n += calls_head.chars().count();
+                n += calls[..k.calls]
+                    .iter()
+                    .map(|c| c.chars().count())
+                    .sum::<usize>();
+            }
+            if k.successes {
+                n += successes.chars().count();
+            }
+            n
+        };
+        // Least needed first: successes, then calls from the last, the inputs table,
+        // the findings. The head (verdict) always stays.
+        while len(&kept) > max {
+            if kept.successes {
+                kept.successes = false;
+            } else if kept.calls > 0 {
+                kept.calls -= 1;
+            } else if kept.inputs {
+                kept.inputs = false;
+            } else if kept.findings {
+                kept.findings = false;
+            } else {
+                break;
+            }
+        }
+        head.push_str(&cut_note(&kept, &full, max));
+    }
+    w.write_all(head.as_bytes())?;
+    if kept.findings {
+        w.write_all(findings.as_bytes())?;
+    }
+    if kept.inputs {
+        w.write_all(inputs.as_bytes())?;
+    }
+    if kept.calls > 0 {
+        w.write_all(calls_head.as_bytes())?;
+        for c in &calls[..kept.calls] {
+            w.write_all(c.as_bytes())?;
         }
     }
+    if kept.successes {
+        w.write_all(successes.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// Which sections a length cap left in.
+#[derive(Clone)]
+struct Kept {
+    findings: bool,
+    inputs: bool,
+    /// How many call sections, from the first.
+    calls: usize,
+    successes: bool,
+}
+
+/// What a length cap left out of `full`, in words; empty when nothing was.
+fn cut_note(k: &Kept, full: &Kept, max: usize) -> String {
+    let mut out = Vec::new();
+    if full.findings && !k.findings {
+        out.push("the findings table".to_owned());
+    }
+    if full.inputs && !k.inputs {
+        out.push("the inputs table".to_owned());
+    }
+    if k.calls == 0 && full.calls > 0 {
+        out.push(format!(
+            "all {}",
+            plural(full.calls, "call section", "call sections")
+        ));
+    } else if k.calls < full.calls {
+        out.push(format!(
+            "the last {} of {} call sections",
+            full.calls - k.calls,
+            full.calls
+        ));
+    }
+    if full.successes && !k.successes {
+        out.push("the table of successful calls".to_owned());
+    }
+    if out.is_empty() {
+        return String::new();
+    }
+    format!(
+        "**Left out** to stay under {max} characters: {}. The JSONL output (`--format jsonl`) has everything.\n\n",
+        out.join(", ")
+    )
+}
+
+fn write_successes(report: &Report, w: &mut dyn Write) -> io::Result<()> {
+    let ok: Vec<(&InputReport, &Call)> = report
+        .inputs
+        .iter()
+        .flat_map(|i| i.analysis.calls.iter().map(move |c| (i, c)))
+        .filter(|(_, c)| !needs_attention(c))
+        .collect();
+    if ok.is_empty() {
+        return Ok(());
+    }
+    writeln!(w, "## Successful calls")?;
+    writeln!(w)?;
+    writeln!(w, "| input | where | tool | id | HTTP | started |")?;
+    writeln!(w, "|---|---|---|---|---|---|")?;
+    for (ir, c) in ok {
+        let s: Vec<String> = c
+            .verdict
+            .evidence
+            .http_statuses
+            .iter()
+            .map(u16::to_string)
+            .collect();
+        writeln!(
+            w,
+            "| {} | {} | {} | {} | {} | {} |",
+            code_cell(&ir.path),
+            escape(&c.locator.to_string()),
+            escape(c.tool.as_deref().unwrap_or("?")),
+            code_cell(&c.id.to_string()),
+            if s.is_empty() {
+                "—".to_owned()
+            } else {
+                s.join(", ")
+            },
+            escape(&time(c.started_at))
+        )?;
+    }
+    writeln!(w)?;
     Ok(())
 }
 

@@ -12,8 +12,8 @@ pub mod markdown;
 pub mod redact;
 mod table;
 
-pub use baseline::{Baseline, BaselineError};
-pub use filter::Filter;
+pub use baseline::{Applied, Baseline, BaselineError};
+pub use filter::{Filter, Unmatched};
 pub use gate::Condition;
 pub use redact::Redactor;
 
@@ -37,7 +37,24 @@ pub struct HumanOptions {
     /// Terminal width for the table; `None` = no limit.
     pub width: Option<u16>,
     pub color: bool,
+    /// The run behind the Markdown report, for its header; `None`: no header.
+    pub run: Option<RunInfo>,
+    /// Longest Markdown report, in characters: past it whole sections are left out
+    /// and the report says which (a GitHub issue body holds 65,536).
+    pub max_chars: Option<usize>,
 }
+
+/// What a ticket's reader needs to know about the run that made the report.
+#[derive(Debug, Clone, Default)]
+pub struct RunInfo {
+    /// The command line as typed; redacted when the report is written.
+    pub command: String,
+    /// When the report was made; `None` leaves it out, so output is reproducible.
+    pub generated: Option<crate::model::Timestamp>,
+}
+
+/// GitHub's limit on an issue or comment body, in characters (`--github`).
+pub const GITHUB_MAX_CHARS: usize = 65_536;
 
 /// Writes `report` in `format`.
 pub fn write(

@@ -507,12 +507,15 @@ impl Known<'_> {
     }
 
     fn report(&self, report: &mut Report) {
+        // The filters echo what was typed, which can be anything.
+        self.string(&mut report.filters);
         for (path, why) in &mut report.skipped {
             self.string(path);
             self.string(why);
         }
         for ir in &mut report.inputs {
             self.string(&mut ir.path);
+            self.string(&mut ir.stable_path);
             self.option(&mut ir.error);
             let a = &mut ir.analysis;
             for p in a.problems.iter_mut().chain(a.notices.iter_mut()) {

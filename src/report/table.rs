@@ -5,7 +5,7 @@ use super::{place, HumanOptions};
 use crate::batch::{Report, Status};
 use crate::correlate::Call;
 use crate::model::{Outcome, Severity};
-use comfy_table::{presets, Cell, Color, ContentArrangement, Table};
+use comfy_table::{presets, Cell, Color, ColumnConstraint, ContentArrangement, Table, Width};
 use std::io::{self, Write};
 
 fn outcome_color(o: Outcome) -> Color {
@@ -64,17 +64,162 @@ pub(crate) fn why(c: &Call) -> String {
     }
 }
 
+/// One line of a table: short identifier cells, then one free-text cell (why,
+/// detail) that is the only one ever wrapped.
+struct Row {
+    cells: Vec<String>,
+    /// The cells as the narrow layout shows them, the coloured one first; empty:
+    /// `cells` as they are.
+    block: Vec<String>,
+    text: String,
+    /// The colour of cell `colored`, when colour is on.
+    color: Option<Color>,
+    colored: usize,
+}
+
+/// The free-text column needs this much room; with less, a table would wrap it into
+/// a ribbon or split identifiers, so the rows are written as blocks instead.
+const MIN_TEXT_COLUMN: usize = 24;
+
+/// Time of day of a timestamp, `HH:MM:SS.mmm` (UTC): the date is in the JSON output.
+fn clock(ts: crate::model::Timestamp) -> String {
+    let full = ts.to_string();
+    full.get(11..23).unwrap_or(&full).to_owned()
+}
+
+fn write_rows(
+    w: &mut dyn Write,
+    opts: &HumanOptions,
+    header: &[&str],
+    rows: &[Row],
+) -> io::Result<()> {
+    // Each identifier column is as wide as its widest cell (or header), plus
+    // borders and padding (3 per column, 1 for the table's edge).
+    let fixed: usize = (0..header.len() - 1)
+        .map(|i| {
+            rows.iter()
+                .map(|r| r.cells[i].chars().count())
+                .chain([header[i].chars().count()])
+                .max()
+                .unwrap_or(0)
+                + 3
+        })
+        .sum::<usize>()
+        + 4;
+    if let Some(width) = opts.width {
+        if (width as usize) < fixed + MIN_TEXT_COLUMN {
+            return write_blocks(w, opts, rows, width as usize);
+        }
+    }
+    let mut t = new_table(opts);
+    t.set_header(header.to_vec());
+    // Identifiers keep their whole width: only the free text wraps.
+    let mut constraints = vec![ColumnConstraint::ContentWidth; header.len() - 1];
+    constraints.push(ColumnConstraint::LowerBoundary(Width::Fixed(
+        MIN_TEXT_COLUMN as u16,
+    )));
+    t.set_constraints(constraints);
+    for r in rows {
+        let mut cells: Vec<Cell> = r.cells.iter().map(Cell::new).collect();
+        if let Some(c) = r.color {
+            cells[r.colored] = Cell::new(&r.cells[r.colored]).fg(c);
+        }
+        cells.push(Cell::new(&r.text));
+        t.add_row(cells);
+    }
+    writeln!(w, "{t}")
+}
+
+/// The narrow layout: per row, its identifiers on one line (wrapped between cells,
+/// never inside one), then the free text wrapped between words behind a gutter.
+fn write_blocks(
+    w: &mut dyn Write,
+    opts: &HumanOptions,
+    rows: &[Row],
+    width: usize,
+) -> io::Result<()> {
+    for r in rows {
+        let cells = if r.block.is_empty() {
+            &r.cells
+        } else {
+            &r.block
+        };
+        let first = if r.block.is_empty() { r.colored } else { 0 };
+        let mut line = String::from("•");
+        let mut len = 1;
+        for (i, cell) in cells.iter().enumerate() {
+            if cell.is_empty() {
+                continue;
+            }
+            let cell_len = cell.chars().count();
+            if len + 2 + cell_len > width && len > 2 {
+                writeln!(w, "{line}")?;
+                // Continued items line up under the first one.
+                line = String::from(" ");
+                len = 1;
+            }
+            line.push_str("  ");
+            match r.color {
+                Some(c) if i == first && opts.color => {
+                    line.push_str(&format!("\u{1b}[{}m{cell}\u{1b}[0m", ansi(c)))
+                }
+                _ => line.push_str(cell),
+            }
+            len += 2 + cell_len;
+        }
+        writeln!(w, "{line}")?;
+        if !r.text.is_empty() {
+            // The reason hangs off a gutter, so it never reads as one more item.
+            w.write_all(wrap_words(&r.text, "   │ ", width).as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+fn ansi(c: Color) -> u8 {
+    match c {
+        Color::Red => 31,
+        Color::Green => 32,
+        Color::Yellow => 33,
+        _ => 39,
+    }
+}
+
+/// `text` wrapped at `width` between words, each line starting with `indent`; a word
+/// longer than a line stays whole.
+fn wrap_words(text: &str, indent: &str, width: usize) -> String {
+    let mut out = String::new();
+    let mut line = indent.to_owned();
+    let mut len = indent.chars().count();
+    let mut empty = true;
+    for word in text.split_whitespace() {
+        let n = word.chars().count();
+        if !empty && len + 1 + n > width {
+            out.push_str(&line);
+            out.push('\n');
+            line = indent.to_owned();
+            len = indent.chars().count();
+            empty = true;
+        }
+        if !empty {
+            line.push(' ');
+            len += 1;
+        }
+        line.push_str(word);
+        len += n;
+        empty = false;
+    }
+    out.push_str(&line);
+    out.push('\n');
+    out
+}
+
 pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Result<()> {
     for ir in &report.inputs {
         let a = &ir.analysis;
+        // Why an input could not be read, and its bad lines, go to stderr (main.rs):
+        // printed here too, a terminal would show them twice.
         if ir.status == Status::Error {
-            writeln!(
-                w,
-                "{}: could not be read: {}",
-                ir.path,
-                ir.error.as_deref().unwrap_or("unknown error")
-            )?;
-            writeln!(w)?;
             continue;
         }
         let mut counts: Vec<String> = Vec::new();
@@ -84,8 +229,7 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 counts.push(format!("{n} {o}"));
             }
         }
-        writeln!(
-            w,
+        let summary = format!(
             "{} ({}): {} exchanges, {} tools/call{}",
             ir.path,
             ir.format.as_str(),
@@ -96,7 +240,15 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
             } else {
                 format!(": {}", counts.join(", "))
             }
-        )?;
+        );
+        match opts.width {
+            // Wrapped between words, later lines indented, like the blocks.
+            Some(width) => {
+                let wrapped = wrap_words(&summary, "  ", width as usize);
+                w.write_all(wrapped.trim_start().as_bytes())?;
+            }
+            None => writeln!(w, "{summary}")?,
+        }
         // A capture beside busy HTTPS traffic has a note per flow: show a few.
         for p in a.notices.iter().take(5) {
             writeln!(w, "  note at {}: {}", p.locator, p.message)?;
@@ -108,8 +260,10 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 a.notices.len() - 5
             )?;
         }
-        for p in &a.problems {
-            writeln!(w, "  problem at {}: {}", p.locator, p.message)?;
+        match a.problems.len() {
+            0 => {}
+            1 => writeln!(w, "  1 problem (on stderr)")?,
+            n => writeln!(w, "  {n} problems (on stderr)")?,
         }
         let shown: Vec<&Call> = a
             .calls
@@ -117,74 +271,108 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
             .filter(|c| opts.all || !c.verdict.outcome.is_success() || c.post_count > 1)
             .collect();
         if !shown.is_empty() {
-            let mut t = new_table(opts);
-            t.set_header(vec![
-                "where", "tool", "id", "outcome", "layer", "http", "why",
-            ]);
-            for c in shown {
-                let http = c
-                    .verdict
-                    .evidence
-                    .http_statuses
-                    .iter()
-                    .map(u16::to_string)
-                    .collect::<Vec<_>>()
-                    .join(",");
-                let mut outcome = Cell::new(c.verdict.outcome.as_str());
-                if opts.color {
-                    outcome = outcome.fg(outcome_color(c.verdict.outcome));
-                }
-                t.add_row(vec![
-                    Cell::new(c.locator.to_string()),
-                    Cell::new(c.tool.as_deref().unwrap_or("?")),
-                    Cell::new(c.id.to_string()),
-                    outcome,
-                    Cell::new(c.verdict.layer.as_str()),
-                    Cell::new(if http.is_empty() {
-                        "-".to_owned()
-                    } else {
-                        http
-                    }),
-                    Cell::new(why(c)),
-                ]);
+            // A time column only when the input recorded times (a bare `tee` has none).
+            let timed = shown.iter().any(|c| c.started_at.is_some());
+            // No http column for stdio and client logs, where it would only say "-".
+            let has_http = shown
+                .iter()
+                .any(|c| !c.verdict.evidence.http_statuses.is_empty());
+            let mut header = vec!["where", "tool", "id", "outcome", "layer", "http"];
+            if !has_http {
+                header.pop();
             }
-            writeln!(w, "{t}")?;
+            if timed {
+                header.insert(1, "time");
+            }
+            header.push("why");
+            let rows: Vec<Row> = shown
+                .iter()
+                .map(|c| {
+                    let http = c
+                        .verdict
+                        .evidence
+                        .http_statuses
+                        .iter()
+                        .map(u16::to_string)
+                        .collect::<Vec<_>>()
+                        .join(",");
+                    let mut cells = vec![
+                        c.locator.to_string(),
+                        c.tool.as_deref().unwrap_or("?").to_owned(),
+                        c.id.to_string(),
+                        c.verdict.outcome.as_str().to_owned(),
+                        c.verdict.layer.as_str().to_owned(),
+                        if http.is_empty() {
+                            "-".to_owned()
+                        } else {
+                            http
+                        },
+                    ];
+                    let time = c.started_at.map(clock);
+                    // The narrow layout leads with the outcome and labels bare numbers.
+                    // The verdict first, as one item that is never split.
+                    let verdict = if cells[5] == "-" {
+                        format!("{} ({})", cells[3], cells[4])
+                    } else {
+                        format!("{} ({}, HTTP {})", cells[3], cells[4], cells[5])
+                    };
+                    let mut block = vec![
+                        verdict,
+                        format!("{} id {}", cells[1], cells[2]),
+                        cells[0].clone(),
+                    ];
+                    block.extend(time.clone());
+                    if !has_http {
+                        cells.pop();
+                    }
+                    if timed {
+                        cells.insert(1, time.unwrap_or_default());
+                    }
+                    Row {
+                        block,
+                        cells,
+                        text: why(c),
+                        color: opts.color.then(|| outcome_color(c.verdict.outcome)),
+                        colored: if timed { 4 } else { 3 },
+                    }
+                })
+                .collect();
+            write_rows(w, opts, &header, &rows)?;
         }
         let mut findings: Vec<_> = a.findings.iter().collect();
         findings.sort_by(|x, y| y.severity.cmp(&x.severity).then(x.calls.cmp(&y.calls)));
         if !findings.is_empty() {
-            let mut t = new_table(opts);
-            t.set_header(vec!["severity", "finding", "ids", "where", "detail"]);
-            for f in findings {
-                let mut sev = Cell::new(f.severity.as_str());
-                if opts.color && f.severity >= Severity::Medium {
-                    sev = sev.fg(if f.severity == Severity::High {
-                        Color::Red
-                    } else {
-                        Color::Yellow
-                    });
-                }
-                t.add_row(vec![
-                    sev,
-                    Cell::new(f.kind.as_str()),
-                    Cell::new(
-                        f.ids
-                            .iter()
-                            .map(|i| i.to_string())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    ),
-                    Cell::new(
+            let rows: Vec<Row> = findings
+                .iter()
+                .map(|f| Row {
+                    block: Vec::new(),
+                    cells: vec![
+                        f.severity.as_str().to_owned(),
+                        f.kind.as_str().to_owned(),
+                        super::markdown::ids_once(f),
                         f.locators
                             .iter()
                             .map(|l| l.to_string())
                             .collect::<Vec<_>>()
                             .join(", "),
-                    ),
-                    Cell::new(&f.detail),
-                ]);
-            }
-            writeln!(w, "{t}")?;
+                    ],
+                    text: f.detail.clone(),
+                    color: (opts.color && f.severity >= Severity::Medium).then(|| {
+                        if f.severity == Severity::High {
+                            Color::Red
+                        } else {
+                            Color::Yellow
+                        }
+                    }),
+                    colored: 0,
+                })
+                .collect();
+            write_rows(
+                w,
+                opts,
+                &["severity", "finding", "ids", "where", "detail"],
+                &rows,
+            )?;
         }
         writeln!(w)?;
     }
@@ -243,7 +431,7 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         report.inputs.len(),
         if report.inputs.len() == 1 { "" } else { "s" },
         if errors > 0 {
-            format!(" ({errors} with errors)")
+            format!(" ({errors} with errors, see stderr)")
         } else {
             String::new()
         },

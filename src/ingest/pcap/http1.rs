@@ -3,7 +3,7 @@
 //! decodes `Content-Encoding`, streams `text/event-stream` bodies into the SSE parser
 //! as bytes arrive, and turns each finished pair into an `Exchange`. `httparse` parses
 //! heads; framing is written here because no crate frames bodies incrementally from
-//! pushed bytes (`reference/rust-stack.md` §1.4).
+//! pushed bytes.
 //!
 //! What it owns: message boundaries, the request↔response pairing, and how each
 //! exchange ended. What it does not: TCP (see `tcp`), JSON-RPC meaning (later stages).
@@ -474,7 +474,8 @@ impl Http1 {
                     let done = matches!(framing, Framing::Length(0));
                     self.pending.push_back(Pending {
                         req,
-                        req_frame: self.client.head_frame,
+                        // Until the body is whole: the frame where the head began.
+                        req_frame: if done { frame } else { self.client.head_frame },
                         req_framing: (!done).then_some(framing),
                         resp: None,
                         last_ts: ts,
@@ -509,6 +510,9 @@ impl Http1 {
                         Ok(f) => {
                             input = input.get(f.used..).unwrap_or(&[]);
                             if f.done {
+                                // Wireshark shows a request at the frame that
+                                // completed it; so does the locator.
+                                p.req_frame = frame;
                                 p.req_framing = None;
                                 self.client.state = State::Head;
                             }
@@ -1103,6 +1107,7 @@ fn finish(p: Pending, end: End) -> Exchange {
             end,
             end_ts,
             recorder_note: (!notes.is_empty()).then(|| notes.join("; ")),
+            tcp: None,
         }),
     }
 }

@@ -1,8 +1,8 @@
 //! Link layer: one captured frame and its pcap link type → the network-layer bytes
 //! and their EtherType. Written here rather than taken from `etherparse` or
 //! `pcap_parser::data` because those reject Linux "cooked" captures of the loopback
-//! device, lack SLL2, and read BSD NULL headers in one byte order only
-//! (`reference/rust-stack.md` §1.1–1.2); MCP captures are mostly loopback.
+//! device, lack SLL2, and read BSD NULL headers in one byte order only; MCP
+//! captures are mostly loopback.
 
 /// Link types we decode (values from the tcpdump.org LINKTYPE registry).
 pub const NULL: i32 = 0;

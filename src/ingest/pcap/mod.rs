@@ -10,7 +10,7 @@ mod tcp;
 
 use super::{IngestError, Problem, Sink};
 use crate::config::Limits;
-use crate::model::{Exchange, Locator, Timestamp};
+use crate::model::{Exchange, Locator, Payload, TcpTrail, Timestamp};
 use http1::{Caps, Ctx, Http1, Start};
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
@@ -21,7 +21,7 @@ use std::io::Read;
 use std::net::IpAddr;
 use tcp::{Chunk, HalfStream, Segment};
 
-/// The reader's first buffer: larger buffers were slower (`rust-stack.md` §2).
+/// The reader's first buffer: larger buffers measured slower.
 const BUFFER: usize = 256 << 10;
 /// Largest single block we grow the buffer for.
 const BUFFER_MAX: usize = 16 << 20;
@@ -188,6 +188,8 @@ struct Conn {
     first_frame: u64,
     last_ts: Timestamp,
     reported: bool,
+    /// Wireshark's `tcp.stream` for this connection.
+    stream: u64,
 }
 
 struct State {
@@ -198,6 +200,9 @@ struct State {
     legacy: Option<Iface>,
     ifaces: Vec<Iface>,
     conns: HashMap<(Endpoint, Endpoint), Conn>,
+    /// The next connection's `tcp.stream` (Wireshark counts from 0, in order of
+    /// each conversation's first packet).
+    next_stream: u64,
     out: Vec<Exchange>,
     problems: Vec<(Locator, String)>,
     notices: Vec<(Locator, String)>,
@@ -219,6 +224,7 @@ impl State {
             legacy: None,
             ifaces: Vec::new(),
             conns: HashMap::new(),
+            next_stream: 0,
             out: Vec::new(),
             problems: Vec::new(),
             notices: Vec::new(),
@@ -436,12 +442,15 @@ impl State {
                     first_frame: seg.frame,
                     last_ts: seg.ts,
                     reported: false,
+                    stream: self.next_stream,
                 },
             );
+            self.next_stream += 1;
         }
         let Some(mut c) = self.conns.remove(&key) else {
             return;
         };
+        let before = self.out.len();
         let d = usize::from(c.ends[0] != from);
         c.last_ts = c.last_ts.max(seg.ts);
         let mut chunks = Vec::new();
@@ -467,14 +476,32 @@ impl State {
             if let Some(h) = c.http.as_mut() {
                 h.reset(by_client, seg.ts, &mut cx);
             }
+            self.trail(before, c.stream);
             self.close(c, End2::Reset);
             return;
         }
+        self.trail(before, c.stream);
         if c.fin_done[0] && c.fin_done[1] {
             self.close(c, End2::Closed);
             return;
         }
         self.conns.insert(key, c);
+    }
+
+    /// Marks the exchanges emitted since `before` as ended at the current frame of
+    /// TCP stream `stream`: what a Wireshark user needs to find them. A request that
+    /// got no response ended with this frame (the FIN or RST), not with its own
+    /// last segment.
+    fn trail(&mut self, before: usize, stream: u64) {
+        let (end_frame, now) = (self.frame, self.last_ts);
+        for x in self.out.iter_mut().skip(before) {
+            if let Payload::Http(h) = &mut x.payload {
+                if h.tcp.is_none() && h.response.is_none() {
+                    h.end_ts = Some(now);
+                }
+                h.tcp.get_or_insert(TcpTrail { stream, end_frame });
+            }
+        }
     }
 
     fn evict(&mut self) {
@@ -495,6 +522,7 @@ impl State {
     /// Ends a connection: flushes its streams and reports what it carried.
     fn close(&mut self, mut c: Conn, how: End2) {
         let ts = c.last_ts;
+        let before = self.out.len();
         let mut cx = Ctx {
             problems: &mut self.problems,
             notices: &mut self.notices,
@@ -522,6 +550,7 @@ impl State {
             }
         }
         c.report(&mut cx);
+        self.trail(before, c.stream);
     }
 
     fn finish(&mut self) {

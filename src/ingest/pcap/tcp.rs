@@ -2,7 +2,7 @@
 //! contiguous stream bytes out, in sequence order, with every hole reported as a gap
 //! of known length. Written here because no crate combines delivery on arrival (not
 //! on ACK: offline, one side may be missing), first-copy-wins overlaps with conflict
-//! counting, and hard per-connection caps (`reference/rust-stack.md` §1.3).
+//! counting, and hard per-connection caps.
 //!
 //! Sequence numbers are turned into 64-bit stream offsets by their signed distance
 //! from the next expected sequence number, so wrap-around at 2^32 is invisible.

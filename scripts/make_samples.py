@@ -1,14 +1,16 @@
 #!/usr/bin/env python3
-"""Writes the bundled samples: small JSONL inputs that cover every outcome.
+"""Writes the four synthetic samples: small JSONL inputs that cover every outcome.
 
-They are hand-built to the shapes the official SDKs put on the wire (see
-../shared/reference/mcp-wire.md §8); real captures live under lab/. Run from the
-repository root: python3 samples/make_samples.py
+They are hand-built to the shapes the official SDKs put on the wire (MCP 2025-06-18
+and 2026-07-28, Transports §Streamable HTTP and stdio); the other samples are real
+captures copied from lab/captures/. Kept out of samples/ so the analyser does not
+walk it. Run from the repository root: python3 scripts/make_samples.py
 """
 import json
 import os
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+# The samples folder next to this script's folder.
+HERE = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "samples")
 URL = "http://127.0.0.1:3000/mcp"
 SESSION = "4f1c2b7e-5d7a-4a8e-9a31-1d2c3b4a5f60"
 T0 = 1_796_000_000.0  # 2026-11-30T…Z
