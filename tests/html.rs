@@ -42,8 +42,17 @@ fn without_assets(html: &str) -> String {
         let b = a + s[a..].find(close).expect(close);
         s.replace_range(a..b, what);
     }
-    // One element per line, so a snapshot diff points at what changed.
-    s.replace("><", ">\n<")
+    // One element per line and the data pretty-printed, so a snapshot diff points
+    // at what changed.
+    let open = "<script type=\"application/json\" id=\"mcpsift-data\">";
+    let a = s.find(open).expect("data") + open.len();
+    let b = a + s[a..].find("</script>").expect("end of data");
+    let data: serde_json::Value = serde_json::from_str(&s[a..b]).expect("the data is JSON");
+    let (head, tail) = (s[..a].replace("><", ">\n<"), s[b..].replace("><", ">\n<"));
+    format!(
+        "{head}\n{}\n{tail}",
+        serde_json::to_string_pretty(&data).unwrap()
+    )
 }
 
 #[test]

@@ -11,7 +11,8 @@
 use super::advice;
 use crate::batch::{InputReport, Report, Status};
 use crate::correlate::rules;
-use crate::correlate::{Call, Finding};
+use crate::correlate::timeline::Carried;
+use crate::correlate::{Call, Finding, RetryOrigin};
 use crate::explain;
 use crate::model::{End, FindingKind, Locator, Outcome, Severity, Timestamp};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
@@ -702,6 +703,23 @@ impl<'a> Page<'a> {
                 end: t.end.as_str(),
                 et: self.ms(t.end_ts),
                 note: t.recorder_note.as_deref(),
+                res: t
+                    .resumptions
+                    .iter()
+                    .map(|l| LegData {
+                        rq: self.ms(l.request_ts),
+                        status: l.status,
+                        rs: self.ms(l.response_ts),
+                        ev: l
+                            .events
+                            .iter()
+                            .map(|(t, k)| (self.ms(*t), carried(*k)))
+                            .collect(),
+                        more: l.events_total.saturating_sub(l.events.len()),
+                        end: l.end.as_str(),
+                        et: self.ms(l.end_ts),
+                    })
+                    .collect(),
             }
         });
         Row {
@@ -727,6 +745,11 @@ impl<'a> Page<'a> {
             end: ev.end.as_str(),
             cut: is_cut(c),
             sse: ev.sse_events,
+            via: match ev.terminal_leg {
+                Some(l) if l > 0 && c.retry_origin == RetryOrigin::Resumption => Some("resumption"),
+                Some(l) if l > 0 => Some("stream"),
+                _ => None,
+            },
             leg: ev.terminal_leg.filter(|l| *l > 0),
             loc: c.locator.to_string(),
             d: self.details.contains(&(i, j)),
@@ -774,8 +797,10 @@ struct Row<'a> {
     end: &'static str,
     cut: bool,
     sse: usize,
-    /// The reply leg that carried the response, when a later one (a resumption).
+    /// The reply leg that carried the response, when a later one, and what it was:
+    /// a `resumption` (GET with Last-Event-ID) or the legacy transport's `stream`.
     leg: Option<usize>,
+    via: Option<&'static str>,
     loc: String,
     /// Its detail is written on the page.
     d: bool,
@@ -795,6 +820,30 @@ struct TimelineData<'a> {
     end: &'static str,
     et: Option<f64>,
     note: Option<&'a str>,
+    /// Later streams that resumed this one.
+    res: Vec<LegData>,
+}
+
+/// A resumption leg, as the script draws it.
+#[derive(Serialize)]
+struct LegData {
+    rq: Option<f64>,
+    status: Option<u16>,
+    rs: Option<f64>,
+    ev: Vec<(Option<f64>, &'static str)>,
+    more: usize,
+    end: &'static str,
+    et: Option<f64>,
+}
+
+/// The event kinds the script knows (the same words as a call's own events).
+fn carried(k: Carried) -> &'static str {
+    match k {
+        Carried::Response => "final",
+        Carried::Notification => "note",
+        Carried::Empty => "prime",
+        Carried::Other => "other",
+    }
 }
 
 fn where_html(path: &str, loc: &Locator) -> Markup {
@@ -880,11 +929,36 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
                     ));
                 }
             }
-            if ev.terminal_leg.is_some_and(|l| l > 0) {
+            for (n, l) in t.resumptions.iter().enumerate() {
                 rows.push((
-                    time(c.ended_at),
-                    "← the response arrived on a later stream (a resumption)".to_owned(),
+                    time(l.request_ts),
+                    format!(
+                        "→ GET with Last-Event-ID: resumption {} of this stream",
+                        n + 1
+                    ),
                 ));
+                if let Some(s) = l.status {
+                    rows.push((time(l.response_ts), format!("← HTTP {s}")));
+                }
+                for (ts, k) in &l.events {
+                    let what = match k {
+                        Carried::Response => "the response for this id",
+                        Carried::Notification => "a notification",
+                        Carried::Empty => "empty data (priming or keep-alive)",
+                        Carried::Other => "data for another message",
+                    };
+                    rows.push((
+                        time(*ts),
+                        format!("SSE event on the resumed stream: {what}"),
+                    ));
+                }
+                rows.push((
+                    time(l.end_ts),
+                    format!("resumed stream ended: {}", l.end.as_str()),
+                ));
+            }
+            if ev.terminal_leg.is_some_and(|l| l > 0) && t.resumptions.is_empty() {
+                rows.push((time(c.ended_at), later_leg(c)));
             }
         }
         None => {
@@ -895,15 +969,7 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
             let end = if c.verdict.outcome.is_non_terminal() {
                 format!("no response for this id (ended: {})", ev.end.as_str())
             } else if ev.terminal_leg.is_some_and(|l| l > 0) {
-                format!(
-                    "← the response arrived on stream {} (a resumption with Last-Event-ID), HTTP {}",
-                    ev.terminal_leg.unwrap_or(0) + 1,
-                    ev.http_statuses
-                        .iter()
-                        .map(u16::to_string)
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                )
+                later_leg(c)
             } else if let Some(status) = ev.http_statuses.last() {
                 format!(
                     "← HTTP {status}, Content-Type {}, with the response for this id",
@@ -916,6 +982,24 @@ fn timeline_rows(c: &Call) -> Vec<(String, String)> {
         }
     }
     rows
+}
+
+/// The response came on a later leg: a resumption, or the legacy transport's stream.
+fn later_leg(c: &Call) -> String {
+    let ev = &c.verdict.evidence;
+    let statuses: Vec<String> = ev.http_statuses.iter().map(u16::to_string).collect();
+    if c.retry_origin == RetryOrigin::Resumption {
+        format!(
+            "← the response arrived on stream {} (a GET resuming with Last-Event-ID); HTTP {}",
+            ev.terminal_leg.unwrap_or(0) + 1,
+            statuses.join(", ")
+        )
+    } else {
+        format!(
+            "← the response arrived on the session's SSE stream (legacy HTTP+SSE: the POST is answered 202); HTTP {}",
+            statuses.join(", ")
+        )
+    }
 }
 
 fn facts(c: &Call) -> Vec<String> {

@@ -237,12 +237,47 @@
       m.resp = tl.rs;
       m.ev = tl.ev.map(function (e) { return e[0]; });
       m.cut = tl.et != null ? tl.et : r.te;
+      tl.res.forEach(function (l) {
+        [l.rq, l.rs, l.et].forEach(function (t) { if (t != null) m.ev.push(t); });
+        l.ev.forEach(function (e) { if (e[0] != null) m.ev.push(e[0]); });
+      });
     }
     if (m.req == null) m.req = m.end != null ? m.end : 0;
     return m;
   }
+  // Resumption legs: each GET with Last-Event-ID, its stream and what it carried.
+  function legs(svg, r, Y, c, arrow) {
+    var g = sv(svg, "g", { "class": "resume", style: "color:" + c });
+    r.tl.res.forEach(function (l, n) {
+      if (l.rq == null) return;
+      var yq = Y[l.rq];
+      sv(g, "line", { x1: CX, y1: yq, x2: SX, y2: yq, "class": "msg dashed", "marker-end": arrow });
+      sv(g, "text", { x: CX + 6, y: yq - 4, "class": "msg-label" }, "GET with Last-Event-ID (resumption " + (n + 1) + " of id " + r.id + ")");
+      sv(g, "text", { x: SX + 10, y: yq + 4, "class": "resume-label" }, "resumed");
+      if (l.rs == null) return;
+      var yr = Y[l.rs];
+      sv(g, "line", { x1: SX, y1: yr, x2: CX, y2: yr, "class": "msg resp", "marker-end": arrow });
+      sv(g, "text", { x: CX + 6, y: yr - 4, "class": "msg-label" }, "HTTP " + l.status);
+      var evs = l.ev.filter(function (e) { return e[0] != null; });
+      var x = SX - 14, yEnd = l.et != null ? Y[l.et] : evs.length ? Y[evs[evs.length - 1][0]] : yr;
+      sv(g, "line", { x1: x, y1: yr, x2: x, y2: Math.max(yr, yEnd), "class": "stream" });
+      evs.forEach(function (e) {
+        var ye = Y[e[0]];
+        sv(g, "line", { x1: x - 6, y1: ye, x2: x + 6, y2: ye, "class": "tick " + e[1] });
+        if (e[1] === "final") {
+          sv(g, "line", { x1: x, y1: ye, x2: CX, y2: ye, "class": "msg final", "marker-end": arrow });
+          sv(g, "text", { x: CX + 6, y: ye - 4, "class": "msg-label" }, "final response for id " + r.id + " on the resumed stream");
+        }
+      });
+    });
+  }
   // The answer came on a later stream: the GET that resumed it, then the answer.
   function resumed(svg, r, y, c, arrow) {
+    if (r.via !== "resumption") {
+      sv(svg, "line", { x1: SX, y1: y, x2: CX, y2: y, "class": "msg final", "marker-end": arrow, style: "color:" + c });
+      sv(svg, "text", { x: CX + 6, y: y - 4, "class": "msg-label" }, "response on the session's SSE stream (legacy GET) \u00b7 POST answered HTTP " + r.http.join(", "));
+      return;
+    }
     var yg = y - MIN_GAP / 2;
     var g = sv(svg, "g", { "class": "resume", style: "color:" + c });
     sv(g, "line", { x1: CX, y1: yg, x2: SX, y2: yg, "class": "msg dashed", "marker-end": arrow });
@@ -342,7 +377,8 @@
             });
             if (tl.more) sv(svg, "text", { x: x + 8, y: yEnd - 2, "class": "note" }, "+" + tl.more + " events");
           }
-          if (r.leg && m.end != null) resumed(svg, r, Y[m.end], c, arrow);
+          if (tl.res.length) legs(svg, r, Y, c, arrow);
+          else if (r.leg && m.end != null) resumed(svg, r, Y[m.end], c, arrow);
         } else if (!r.cut && m.end != null && r.o !== "NO_RESPONSE") {
           var ye2 = Y[m.end];
           if (r.leg) resumed(svg, r, ye2, c, arrow);
@@ -352,14 +388,18 @@
               (r.http.length ? "HTTP " + r.http.join(", ") : "response") + (r.ct ? " \u00b7 " + r.ct : ""));
           }
         }
-        if (r.cut || (r.o === "NO_RESPONSE")) {
+        // A stream cut and then resumed is drawn cut too: that is the story.
+        var legCut = !r.cut && tl && tl.res.length && tl.end !== "complete";
+        if (r.cut || legCut || r.o === "NO_RESPONSE") {
           // Never on the request's own line, where the outcome is written.
           var yc = Math.max(Y[m.cut != null ? m.cut : m.end != null ? m.end : m.req], yq + MIN_GAP);
-          var xc = r.end === "client_closed" ? CX : r.end === "closed" || r.end === "reset" ? SX : (CX + SX) / 2;
-          var cg = sv(svg, "g", { "class": r.cut ? "cut" : "lost", style: "color:" + c });
+          var end = legCut ? tl.end : r.end;
+          var xc = end === "client_closed" ? CX : end === "closed" || end === "reset" ? SX : (CX + SX) / 2;
+          var cg = sv(svg, "g", { "class": r.cut ? "cut" : legCut ? "cut leg" : "lost", style: "color:" + c });
           sv(cg, "path", { d: "M" + (xc - 6) + "," + (yc - 6) + " l12,12 m0,-12 l-12,12", "class": "cross" });
           sv(cg, "text", { x: SX + 10, y: yc + 4, "class": "cut-label" },
-            !r.cut ? "no response recorded"
+            legCut ? (END_WORDS[tl.end] || tl.end) + ", then resumed"
+              : !r.cut ? "no response recorded"
               : r.o === "NO_RESPONSE" ? "no response: " + (NO_RESPONSE_WORDS[r.end] || r.end)
               : (END_WORDS[r.end] || r.end));
         }
@@ -413,7 +453,8 @@
       findings: q("table.findings tr.finding"),
       details: q("details.call"),
       timelines: q("svg.seq"),
-      cuts: q("svg .cut"),
+      cuts: q("svg .cut:not(.leg)"),
+      leg_cuts: q("svg .cut.leg"),
       links: q("svg .repeat-link"),
       mrtr_links: q("svg .repeat-link.mrtr"),
       resumes: q("svg .resume"),
