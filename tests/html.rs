@@ -233,3 +233,63 @@ fn a_large_input_stays_small_and_says_what_it_left_out() {
     assert!(html.contains("\"calls_total\":10000"));
     assert!(html.contains("500 did not succeed"));
 }
+
+#[test]
+fn past_the_row_cap_the_page_says_how_many_calls_it_lists() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("many.jsonl");
+    let mut text = String::new();
+    for id in 1..=26_000u32 {
+        let s = id / 10;
+        let ts = format!(
+            "2026-12-01T{:02}:{:02}:{:02}.000Z",
+            10 + s / 3600,
+            (s / 60) % 60,
+            s % 60
+        );
+        text.push_str(&format!(
+            r#"{{"ts":"{ts}","dir":"c2s","msg":{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"get","arguments":{{"n":{id}}}}}}}}}"#
+        ));
+        text.push('\n');
+        // Every 1000th call is never answered.
+        if id % 1000 != 0 {
+            text.push_str(&format!(
+                r#"{{"ts":"{ts}","dir":"s2c","msg":{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}}}"#
+            ));
+            text.push('\n');
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    let html = page(&["analyze", path.to_str().unwrap(), "--format", "html"]);
+    assert!(
+        html.contains("This page lists 25000 of 26000"),
+        "the cap is said"
+    );
+    assert!(html.contains("\"calls_total\":26000"));
+    assert_eq!(
+        html.matches("\"k\":\"c-").count(),
+        25_000,
+        "rows in the data"
+    );
+    // The calls that need attention are kept whatever their place.
+    assert!(
+        html.contains("id=\"c-0-25999\""),
+        "the last unanswered call has its detail"
+    );
+    assert!(html.len() < 10_000_000, "{} bytes", html.len());
+}
+
+#[test]
+fn several_inputs_start_folded_one_input_starts_open() {
+    let two = page(&[
+        "analyze",
+        "samples/stdio-tee.jsonl",
+        "samples/stdio-transcript.jsonl",
+        "--format",
+        "html",
+    ]);
+    assert_eq!(two.matches("<details class=\"input\"").count(), 2);
+    assert!(!two.contains("<details class=\"input\" id=\"input-0\" open"));
+    let one = page(&["analyze", "samples/stdio-tee.jsonl", "--format", "html"]);
+    assert!(one.contains("<details class=\"input\" id=\"input-0\" open"));
+}

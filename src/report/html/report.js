@@ -275,7 +275,7 @@
   function resumed(svg, r, y, c, arrow) {
     if (r.via !== "resumption") {
       sv(svg, "line", { x1: SX, y1: y, x2: CX, y2: y, "class": "msg final", "marker-end": arrow, style: "color:" + c });
-      sv(svg, "text", { x: CX + 6, y: y - 4, "class": "msg-label" }, "response on the session's SSE stream (legacy GET) \u00b7 POST answered HTTP " + r.http.join(", "));
+      sv(svg, "text", { x: CX + 6, y: y - 4, "class": "msg-label" }, "response on the session's SSE stream (legacy HTTP+SSE GET)");
       return;
     }
     var yg = y - MIN_GAP / 2;
