@@ -65,8 +65,15 @@ fn mcpsift(args: &[&str]) -> Vec<u8> {
     out.stdout
 }
 
-/// Runs Chromium headless with `args` and a fresh profile; its stdout.
-fn run_chromium(bin: &Path, args: &[String]) -> String {
+/// What one Chromium run printed: stdout (the DOM), and the page's console
+/// messages, which Chromium logs to stderr as `…:CONSOLE…` lines.
+struct Run {
+    stdout: String,
+    console: Vec<String>,
+}
+
+/// Runs Chromium headless with `args` and a fresh profile.
+fn run_chromium(bin: &Path, args: &[String]) -> Run {
     let profile = tempfile::tempdir().unwrap();
     let mut child = Command::new(bin)
         .args([
@@ -78,22 +85,27 @@ fn run_chromium(bin: &Path, args: &[String]) -> String {
             "--disable-extensions",
             "--hide-scrollbars",
             "--virtual-time-budget=2000",
+            "--enable-logging=stderr",
+            "--v=0",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
         .args(args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {}: {e}", bin.display()));
     // A guard against a hung browser, not a timing check.
     let start = Instant::now();
-    let mut stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        std::io::Read::read_to_string(&mut stdout, &mut s).ok();
-        s
-    });
+    let read = |mut pipe: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = String::new();
+            pipe.read_to_string(&mut s).ok();
+            s
+        })
+    };
+    let stdout = read(Box::new(child.stdout.take().unwrap()));
+    let stderr = read(Box::new(child.stderr.take().unwrap()));
     loop {
         if child.try_wait().unwrap().is_some() {
             break;
@@ -105,7 +117,29 @@ fn run_chromium(bin: &Path, args: &[String]) -> String {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-    reader.join().unwrap()
+    let console = stderr
+        .join()
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(":CONSOLE"))
+        .map(str::to_owned)
+        .collect();
+    Run {
+        stdout: stdout.join().unwrap(),
+        console,
+    }
+}
+
+/// Loads `url`, checks the page wrote nothing to its console (no error, no CSP
+/// violation, no log), and returns its self-check.
+fn load(bin: &Path, name: &str, url: String) -> Value {
+    let run = run_chromium(bin, &["--dump-dom".into(), url]);
+    assert!(
+        run.console.is_empty(),
+        "{name}: console messages: {:#?}",
+        run.console
+    );
+    selftest(&run.stdout)
 }
 
 /// The page's self-check, read from the dumped DOM.
@@ -225,10 +259,7 @@ fn the_page_tells_each_lab_story_in_chromium() {
         assert!(want.calls > 0, "{name}: the capture has calls");
 
         // As opened: successes folded away, every mark drawn, no script error.
-        let got = selftest(&run_chromium(
-            &bin,
-            &["--dump-dom".into(), file_url(&page, "")],
-        ));
+        let got = load(&bin, name, file_url(&page, ""));
         assert_eq!(got["errors"], Value::Array(vec![]), "{name}: script errors");
         assert_eq!(
             n(&got, "calls"),
@@ -271,10 +302,7 @@ fn the_page_tells_each_lab_story_in_chromium() {
         story.push((name, got.clone()));
 
         // Successful calls unfolded: every call has a row.
-        let all = selftest(&run_chromium(
-            &bin,
-            &["--dump-dom".into(), file_url(&page, "#ok=1")],
-        ));
+        let all = load(&bin, name, file_url(&page, "#ok=1"));
         assert_eq!(
             n(&all, "rendered"),
             want.calls,
@@ -289,10 +317,7 @@ fn the_page_tells_each_lab_story_in_chromium() {
             .or(want.outcomes.first())
             .unwrap();
         let hash = format!("#filter=outcome:{outcome}");
-        let filtered = selftest(&run_chromium(
-            &bin,
-            &["--dump-dom".into(), file_url(&page, &hash)],
-        ));
+        let filtered = load(&bin, name, file_url(&page, &hash));
         assert_eq!(
             n(&filtered, "rendered"),
             *count,

@@ -9,6 +9,11 @@
     errors.push(String(e.message) + (e.lineno ? " at line " + e.lineno : ""));
     selftest();
   });
+  // Anything the page tried to load is a bug: the CSP blocks it, and we say so.
+  document.addEventListener("securitypolicyviolation", function (e) {
+    errors.push("blocked by the page's CSP: " + e.violatedDirective + " " + e.blockedURI);
+    selftest();
+  });
   var consoleError = console.error;
   console.error = function () {
     errors.push(Array.prototype.join.call(arguments, " "));
