@@ -175,6 +175,8 @@ struct Expected {
     resumes: usize,
     scopes: usize,
     outcomes: Vec<(String, usize)>,
+    /// The first finding kind, and how many calls its findings name.
+    finding: Option<(String, usize)>,
 }
 
 fn expected(json: &[u8]) -> Expected {
@@ -204,7 +206,21 @@ fn expected(json: &[u8]) -> Expected {
     scopes.dedup();
     scopes.sort_by_key(|(i, s)| (i.to_string(), s.to_string()));
     scopes.dedup();
+    let finding = findings.first().map(|f| {
+        let kind = f["kind"].as_str().unwrap().to_owned();
+        let named = count(&|c| {
+            findings.iter().any(|g| {
+                g["kind"] == kind.as_str()
+                    && g["input"] == c["input"]
+                    && g["locations"]
+                        .as_array()
+                        .is_some_and(|l| l.contains(&c["location"]))
+            })
+        });
+        (kind, named)
+    });
     Expected {
+        finding,
         calls: calls.len(),
         findings: findings.len(),
         attention: count(&|c| {
@@ -333,6 +349,13 @@ fn the_page_tells_each_lab_story_in_chromium() {
                 n(&filtered, "rendered") < want.calls,
                 "{name}: {hash} hides rows"
             );
+        }
+
+        // And a finding filter to the calls its findings name.
+        if let Some((kind, named)) = &want.finding {
+            let hash = format!("#filter=finding:{kind}");
+            let got = load(&bin, name, file_url(&page, &hash));
+            assert_eq!(n(&got, "rendered"), *named, "{name}: {hash}\n{got}");
         }
 
         let shot = dir.join(format!("html-report-{name}.png"));

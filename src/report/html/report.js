@@ -473,7 +473,10 @@
     table();
     document.querySelectorAll("div.timeline").forEach(timeline);
     window.addEventListener("hashchange", function () {
-      if (readHash()) table(); else reveal();
+      if (readHash()) {
+        table();
+        document.getElementById("calls").scrollIntoView();
+      } else reveal();
     });
     reveal();
   } catch (e) {
