@@ -83,6 +83,7 @@ enum Format {
     Json,
     Jsonl,
     Markdown,
+    Html,
 }
 
 #[derive(clap::Args)]
@@ -99,6 +100,9 @@ struct AnalyzeArgs {
     /// Also write a Markdown report to FILE, whatever --format is.
     #[arg(long, value_name = "FILE.md")]
     report: Option<PathBuf>,
+    /// Also write the HTML report (one self-contained page) to FILE, whatever --format is.
+    #[arg(long, value_name = "FILE.html")]
+    html: Option<PathBuf>,
     /// Show successful calls too, not only their count (table, markdown).
     #[arg(long)]
     all: bool,
@@ -372,6 +376,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         Format::Json => OutputFormat::Json,
         Format::Jsonl => OutputFormat::Jsonl,
         Format::Markdown => OutputFormat::Markdown,
+        Format::Html => OutputFormat::Html,
     };
     if let Some(path) = &args.report {
         let md = HumanOptions {
@@ -381,6 +386,11 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         };
         write_file(path, "report", |w| {
             report::write(&report, OutputFormat::Markdown, &md, w)
+        })?;
+    }
+    if let Some(path) = &args.html {
+        write_file(path, "HTML report", |w| {
+            report::write(&report, OutputFormat::Html, &opts, w)
         })?;
     }
     match &args.output {

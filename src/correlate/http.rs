@@ -500,6 +500,7 @@ impl Correlator {
                     .is_none_or(|id| !open.event_ids.contains(id))
             })
             .collect();
+        let leg = super::timeline::leg_of_http(&x, &fresh, open.request.id.as_ref());
         open.event_ids.extend(sse_event_ids(&x).map(str::to_owned));
         open.legs.push((x, fresh));
         let legs: Vec<Leg> = open
@@ -516,6 +517,9 @@ impl Correlator {
         let call = &mut self.out.calls[open.call];
         if verdict.evidence.terminal_leg.is_some_and(|l| l > 0) {
             call.retry_origin = RetryOrigin::Resumption;
+        }
+        if let Some(t) = call.timeline.as_mut() {
+            t.resumptions.push(leg);
         }
         call.ended_at = verdict.evidence.responded_at.or(call.ended_at);
         call.sse_retry_ms = legs

@@ -159,8 +159,11 @@ impl Call {
             x.shrink_to_fit();
         }
         // The wire story is for calls that need a look; a success keeps its counts
-        // (`sse_events`, `end`, statuses) in the evidence.
-        self.timeline = None;
+        // (`sse_events`, `end`, statuses) in the evidence. One completed by a
+        // resumption keeps it: the cut and the resumed leg are its story (and rare).
+        if self.retry_origin != RetryOrigin::Resumption {
+            self.timeline = None;
+        }
     }
 }
 

@@ -42,9 +42,75 @@ pub struct Timeline {
     pub recorder_note: Option<String>,
     /// Wireshark's `tcp.stream` and the frame that ended the response (captures).
     pub tcp: Option<crate::model::TcpTrail>,
+    /// Later streams that continued this call (GETs resuming with `Last-Event-ID`),
+    /// in order. Numbers and kinds only, so they hold nothing to redact.
+    pub resumptions: Vec<Leg>,
     /// The raw `Mcp-Session-Id`, never printed: redaction uses it to replace the id
     /// wherever else it appears (an error message, a URL) with its hash.
     pub session_id: Option<String>,
+}
+
+/// What an SSE event on a resumption leg carried, as far as the call is concerned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Carried {
+    /// The response for the call's id.
+    Response,
+    Notification,
+    /// No data: a priming event or a keep-alive.
+    Empty,
+    Other,
+}
+
+/// A resumption leg: a GET with `Last-Event-ID` that continued the call's stream.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Leg {
+    pub request_ts: Option<Timestamp>,
+    pub status: Option<u16>,
+    pub response_ts: Option<Timestamp>,
+    /// The first `MAX_EVENTS` events: when, and what they carried.
+    pub events: Vec<(Option<Timestamp>, Carried)>,
+    pub events_total: usize,
+    pub end: End,
+    pub end_ts: Option<Timestamp>,
+}
+
+/// The leg of `x`, a resumption of the call whose request id is `id`; `items` are
+/// the leg's decoded messages.
+pub fn leg_of_http(x: &HttpExchange, items: &[Item], id: Option<&crate::jsonrpc::Id>) -> Leg {
+    let mut leg = Leg {
+        request_ts: x.request.ts,
+        end: x.end,
+        end_ts: x.end_ts,
+        ..Leg::default()
+    };
+    let Some(resp) = &x.response else {
+        return leg;
+    };
+    leg.status = Some(resp.status);
+    leg.response_ts = resp.ts;
+    if let Body::Sse(sse) = &resp.body {
+        leg.events_total = sse.events.len();
+        for (index, e) in sse.events.iter().enumerate().take(MAX_EVENTS) {
+            let mut carried = if e.data.trim().is_empty() {
+                Carried::Empty
+            } else {
+                Carried::Other
+            };
+            for i in items.iter().filter(|i| i.place == Place::Event { index }) {
+                if let Decoded::Message(m) = &i.decoded {
+                    match m.kind() {
+                        Kind::Response if m.id.as_ref() == id => carried = Carried::Response,
+                        Kind::Notification if carried != Carried::Response => {
+                            carried = Carried::Notification
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            leg.events.push((e.ts, carried));
+        }
+    }
+    leg
 }
 
 fn describe(item: &Item) -> String {

@@ -7,6 +7,7 @@ pub mod advice;
 pub mod baseline;
 pub mod filter;
 pub mod gate;
+pub mod html;
 pub mod jsonl;
 pub mod markdown;
 pub mod redact;
@@ -27,6 +28,8 @@ pub enum OutputFormat {
     Json,
     Jsonl,
     Markdown,
+    /// One self-contained page (`html.rs`).
+    Html,
 }
 
 /// Options for human formats.
@@ -68,6 +71,7 @@ pub fn write(
         OutputFormat::Json => jsonl::write_json(report, w),
         OutputFormat::Table => table::write(report, opts, w),
         OutputFormat::Markdown => markdown::write(report, opts, w),
+        OutputFormat::Html => html::write(report, w),
     }
 }
 
