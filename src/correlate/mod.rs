@@ -50,6 +50,20 @@ pub enum RetryOrigin {
 }
 
 impl RetryOrigin {
+    /// A few words for a table cell (the field's value is `as_str`).
+    pub fn words(self) -> &'static str {
+        match self {
+            RetryOrigin::None => "a first attempt",
+            RetryOrigin::Mrtr => "an MRTR follow-up",
+            RetryOrigin::Resumption => "completed by resuming its stream",
+            RetryOrigin::AfterRefusal => "after a refusal",
+            RetryOrigin::Protocol => "a re-send the protocol asks for",
+            RetryOrigin::AfterFailure => "after an attempt that may have run",
+            RetryOrigin::Unexplained => "nothing explains it",
+            RetryOrigin::Reinvocation => "called again later, not a retry",
+        }
+    }
+
     pub fn as_str(self) -> &'static str {
         match self {
             RetryOrigin::None => "none",

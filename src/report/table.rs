@@ -53,7 +53,7 @@ pub(crate) fn why(c: &Call) -> String {
         parts.push(format!(
             "attempt {} ({})",
             c.post_count,
-            c.retry_origin.as_str()
+            c.retry_origin.words()
         ));
     }
     let s = parts.join(": ");
