@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use mcpsift::config::{Config, Limits};
 use mcpsift::correlate::Analysis;
-use mcpsift::ingest::{ingest, Collect, Format};
+use mcpsift::ingest::{ingest, Collect, Format, Kind};
 use mcpsift::model::{Body, End, HttpExchange, Locator, Payload, Timestamp};
 use proptest::prelude::*;
 use std::io::Cursor;
@@ -1112,8 +1112,12 @@ fn an_endless_stream_keeps_its_response_but_not_every_notification() {
         v.evidence
             .notes
             .iter()
-            .any(|n| n.contains("more than 10000 events")),
+            .any(|n| n.contains("budget of 10000 events") && n.contains("--max-stream-events")),
         "{:?}",
         v.evidence.notes
     );
+    // The cut is a cap the input reports, typed, not only words on the verdict.
+    let caps: Vec<_> = a.problems.iter().filter(|p| p.kind == Kind::Cap).collect();
+    assert_eq!(caps.len(), 1, "{:?}", a.problems);
+    assert!(caps[0].message.contains("50 events"), "{}", caps[0].message);
 }

@@ -16,10 +16,10 @@ impl Correlator {
             let msg = match &item.decoded {
                 Decoded::Message(msg) => (**msg).clone(),
                 Decoded::NotJson(e) => {
-                    self.out.problems.push(Problem {
-                        locator: locator.clone(),
-                        message: format!("message is not JSON: {e}"),
-                    });
+                    self.out.problems.push(Problem::new(
+                        locator.clone(),
+                        format!("message is not JSON: {e}"),
+                    ));
                     continue;
                 }
                 _ => continue,

@@ -9,26 +9,51 @@
 //!
 //! The kind is decided per element, so an unknown element is a problem naming its index.
 
+use super::meter::{Meter, Metered};
 use super::{Problem, Sink};
+use crate::config::Limits;
 use crate::model::{
     Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
     Payload, StdioMessage, Timestamp,
 };
+use crate::sse::Budget;
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
 use std::io::Read;
 
-/// Reads a JSON array from `reader`, pushing what each element holds.
-pub fn read(reader: impl Read, sink: &mut dyn Sink) -> Result<(), String> {
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    de.deserialize_seq(Elements { sink })
-        .map_err(|e| crate::text::describe_json_error(&e))?;
+/// Reads a JSON array from `reader`, pushing what each element holds. An element
+/// larger than `--max-record-bytes` stops the reading before it is buffered: it and
+/// the elements after it are reported as not read.
+pub fn read(reader: impl Read, limits: &Limits, sink: &mut dyn Sink) -> Result<(), String> {
+    let meter = Meter::new(limits.max_record_bytes as u64);
+    let mut de = serde_json::Deserializer::from_reader(Metered::new(reader, meter.clone()));
+    let mut next = 0u64;
+    let res = de.deserialize_seq(Elements {
+        sink: &mut *sink,
+        budget: Budget::from_limits(limits),
+        meter: &meter,
+        next: &mut next,
+    });
+    if meter.tripped() {
+        sink.problem(Problem::cap(
+            Locator::Entry { entry: next },
+            format!(
+                "array element {next} is larger than the {}-byte record cap; it and the elements after it were not read (raise --max-record-bytes)",
+                meter.cap()
+            ),
+        ));
+        return Ok(());
+    }
+    res.map_err(|e| crate::text::describe_json_error(&e))?;
     de.end().map_err(|e| format!("after the array: {e}"))
 }
 
 struct Elements<'s> {
     sink: &'s mut dyn Sink,
+    budget: Budget,
+    meter: &'s Meter,
+    next: &'s mut u64,
 }
 
 impl<'de> Visitor<'de> for Elements<'_> {
@@ -37,11 +62,16 @@ impl<'de> Visitor<'de> for Elements<'_> {
         f.write_str("a JSON array of log entries")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        let mut index: u64 = 0;
-        while let Some(v) = seq.next_element_seed(OneValue)? {
-            element(index, v, self.sink);
-            index += 1;
+        loop {
+            self.meter.start();
+            let Some(v) = seq.next_element_seed(OneValue)? else {
+                break;
+            };
+            self.meter.stop();
+            element(*self.next, v, self.budget, self.sink);
+            *self.next += 1;
         }
+        self.meter.stop();
         Ok(())
     }
 }
@@ -81,35 +111,39 @@ fn headers(v: Option<&Value>) -> Headers {
     h
 }
 
-fn element(index: u64, v: Value, sink: &mut dyn Sink) {
+fn element(index: u64, v: Value, budget: Budget, sink: &mut dyn Sink) {
     let locator = Locator::Entry { entry: index };
     let Value::Object(o) = v else {
-        sink.problem(Problem {
+        sink.problem(Problem::new(
             locator,
-            message: "array element is not an object".to_owned(),
-        });
+            "array element is not an object".to_owned(),
+        ));
         return;
     };
     if o.contains_key("requestHeaders")
         || (o.contains_key("url") && o.contains_key("method") && o.contains_key("category"))
     {
-        inspector_network(locator, &o, sink);
+        inspector_network(locator, &o, budget, sink);
     } else if o.contains_key("direction") && o.contains_key("message") {
         inspector_protocol(locator, &o, sink);
     } else if o.contains_key("status") && o.contains_key("name") && o.contains_key("id") {
         conformance_check(locator, &o, sink);
     } else {
-        sink.problem(Problem {
+        sink.problem(Problem::new(
             locator,
-            message: "not an MCP Inspector network or protocol entry, nor a conformance check"
-                .to_owned(),
-        });
+            "not an MCP Inspector network or protocol entry, nor a conformance check".to_owned(),
+        ));
     }
 }
 
 /// `FetchRequestEntry {id, timestamp, method, url, requestHeaders, requestBody?,
 /// responseStatus?, responseHeaders?, responseBody?, duration?, error?, category}`.
-fn inspector_network(locator: Locator, o: &Map<String, Value>, sink: &mut dyn Sink) {
+fn inspector_network(
+    locator: Locator,
+    o: &Map<String, Value>,
+    budget: Budget,
+    sink: &mut dyn Sink,
+) {
     let start = ts(o.get("timestamp"));
     let end_ts = match (start, o.get("duration").and_then(Value::as_f64)) {
         (Some(t), Some(ms)) => Some(t.plus_millis(ms)),
@@ -123,7 +157,7 @@ fn inspector_network(locator: Locator, o: &Map<String, Value>, sink: &mut dyn Si
             let headers = headers(o.get("responseHeaders"));
             let body = match text(o.get("responseBody")) {
                 None => Body::NotRecorded,
-                Some(b) => super::body_from_recorded(&headers, b.into_bytes()),
+                Some(b) => super::body_from_recorded(&headers, b.into_bytes(), budget),
             };
             HttpResponse {
                 status: status as u16,
@@ -239,7 +273,7 @@ mod tests {
           7
         ]"#;
         let mut sink = Collect::default();
-        read(input.as_bytes(), &mut sink).unwrap();
+        read(input.as_bytes(), &Limits::default(), &mut sink).unwrap();
         assert_eq!(sink.exchanges.len(), 4);
         assert!(
             matches!(&sink.exchanges[0].payload, Payload::Http(x) if x.response.as_ref().unwrap().status == 503)
@@ -247,6 +281,6 @@ mod tests {
         assert_eq!(sink.problems.len(), 1);
         assert_eq!(sink.problems[0].locator, Locator::Entry { entry: 3 });
         let mut sink = Collect::default();
-        assert!(read(&b"[{\"a\":"[..], &mut sink).is_err());
+        assert!(read(&b"[{\"a\":"[..], &Limits::default(), &mut sink).is_err());
     }
 }

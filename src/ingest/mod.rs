@@ -4,13 +4,17 @@
 //! that stops the whole input is returned as an `IngestError`.
 
 mod clientlog;
+mod diag;
 mod har;
+mod inflate;
 mod jsonarray;
 mod jsonl;
+mod meter;
 mod pcap;
 
 use crate::config::Limits;
-use crate::model::{Body, Exchange, Headers, Locator};
+use crate::model::{Body, Exchange, Headers};
+use crate::sse::Budget;
 use std::io::{self, BufRead, BufReader, Read};
 
 /// What an input turned out to be.
@@ -43,12 +47,7 @@ impl Format {
     }
 }
 
-/// A problem with one record of an input; the rest of the input is still read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub locator: Locator,
-    pub message: String,
-}
+pub use diag::{Diagnostic, Kind, Level, Problem};
 
 /// Where ingesters push what they read (ripgrep's `Sink`, for exchanges).
 pub trait Sink {
@@ -60,6 +59,13 @@ pub trait Sink {
     /// never counted as an error.
     fn notice(&mut self, p: Problem) {
         let _ = p;
+    }
+    /// A diagnostic, routed by its level.
+    fn diagnostic(&mut self, d: Diagnostic) {
+        match d.level {
+            Level::Problem => self.problem(d),
+            Level::Notice => self.notice(d),
+        }
     }
 }
 
@@ -75,11 +81,23 @@ impl Sink for Collect {
     fn exchange(&mut self, x: Exchange) {
         self.exchanges.push(x);
     }
-    fn problem(&mut self, p: Problem) {
+    fn problem(&mut self, mut p: Problem) {
+        p.level = Level::Problem;
         self.problems.push(p);
     }
-    fn notice(&mut self, p: Problem) {
+    fn notice(&mut self, mut p: Problem) {
+        p.level = Level::Notice;
         self.notices.push(p);
+    }
+}
+
+impl Collect {
+    /// Every problem and notice of `kind` (tests match on kinds, not on words).
+    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Problem> {
+        self.problems
+            .iter()
+            .chain(&self.notices)
+            .filter(move |p| p.kind == kind)
     }
 }
 
@@ -110,11 +128,11 @@ pub enum IngestError {
 /// `text/event-stream`, or, with no Content-Type at all, when it starts like one
 /// (loggers often drop headers); raw bytes otherwise. Shared by every reader that
 /// gets bodies as text (JSONL, HAR, JSON arrays).
-pub(crate) fn body_from_recorded(headers: &Headers, bytes: Vec<u8>) -> Body {
+pub(crate) fn body_from_recorded(headers: &Headers, bytes: Vec<u8>, budget: Budget) -> Body {
     let sse = headers.media_type().as_deref() == Some("text/event-stream")
         || (headers.get("content-type").is_none() && crate::sse::looks_like_event_stream(&bytes));
     if sse {
-        Body::Sse(crate::sse::parse_body(&bytes))
+        Body::Sse(crate::sse::parse_body(&bytes, budget))
     } else {
         Body::Bytes(bytes)
     }
@@ -229,7 +247,7 @@ fn read_sniffed(
             Ok(Format::Jsonl)
         }
         Sniffed::JsonArray => {
-            jsonarray::read(&mut reader, sink).map_err(IngestError::Malformed)?;
+            jsonarray::read(&mut reader, limits, sink).map_err(IngestError::Malformed)?;
             Ok(Format::JsonArray)
         }
         Sniffed::MessageLog => {
