@@ -593,6 +593,68 @@ mod tests {
     }
 
     #[test]
+    fn a_crlf_split_by_an_empty_feed_is_one_line_break() {
+        let mut p = SseParser::default();
+        let mut ev = Vec::new();
+        p.feed(b"data: a\r", None, &mut |e| ev.push(e));
+        p.feed(b"", None, &mut |e| ev.push(e));
+        p.feed(b"\ndata: b\r\n\r\n", None, &mut |e| ev.push(e));
+        assert_eq!(ev.len(), 1, "{ev:?}");
+        assert_eq!(ev[0].data, "a\nb");
+    }
+
+    #[test]
+    fn an_id_is_shared_by_its_events_and_capped() {
+        let (ev, _) = events(b"id: 7\ndata: a\n\ndata: b\n\n");
+        let (a, b) = (ev[0].id.as_ref().unwrap(), ev[1].id.as_ref().unwrap());
+        assert!(Arc::ptr_eq(a, b), "one allocation for both events");
+        let long = format!("id: {}\ndata: x\n\n", "i".repeat(MAX_ID_BYTES * 4));
+        let body = parse_body(long.as_bytes(), Budget::default());
+        assert_eq!(
+            body.events[0].id.as_deref().map(str::len),
+            Some(MAX_ID_BYTES)
+        );
+        assert!(body.problems.iter().any(|p| p.starts_with("cap: event id")));
+    }
+
+    #[test]
+    fn a_body_keeps_its_budget_and_a_bounded_reserve_of_responses() {
+        let budget = Budget {
+            event_bytes: 1 << 10,
+            events: 5,
+            bytes: 1 << 20,
+        };
+        let mut wire = String::new();
+        for i in 0..20 {
+            wire.push_str(&format!("data: {{\"method\":\"n\",\"i\":{i}}}\n\n"));
+        }
+        for i in 0..(RESPONSE_RESERVE + 30) {
+            wire.push_str(&format!("data: {{\"id\":{i},\"result\":{{}}}}\n\n"));
+        }
+        let body = parse_body(wire.as_bytes(), budget);
+        // Five within the budget, then responses only, up to the reserve.
+        assert_eq!(body.events.len(), 5 + RESPONSE_RESERVE);
+        assert!(body.events[5..].iter().all(|e| e.data.contains("result")));
+        let cap = body
+            .problems
+            .iter()
+            .find(|p| p.starts_with("cap:"))
+            .unwrap();
+        assert!(cap.contains("45 events"), "{cap}");
+        assert!(cap.contains("--max-stream-events"), "{cap}");
+
+        // The byte budget holds too: one large event fills it.
+        let budget = Budget {
+            event_bytes: 1 << 10,
+            events: 1000,
+            bytes: 100,
+        };
+        let wire = "data: 0123456789\n\n".repeat(50);
+        let body = parse_body(wire.as_bytes(), budget);
+        assert_eq!(body.events.len(), 10);
+    }
+
+    #[test]
     fn sniffing() {
         assert!(looks_like_event_stream(b"\nevent: message\ndata: {}\n\n"));
         assert!(looks_like_event_stream(b": ping\n\n"));
