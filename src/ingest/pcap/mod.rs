@@ -215,6 +215,8 @@ struct State {
     tick: u64,
     /// Connections looked at to choose one to evict (tests check it is one per eviction).
     evict_work: u64,
+    /// `MAX_CONNS`, smaller in tests.
+    max_conns: usize,
     counts: HashMap<&'static str, (Kind, u64)>,
     stopped: Option<(Kind, String)>,
 }
@@ -238,6 +240,7 @@ impl State {
             by_recency: BTreeMap::new(),
             tick: 0,
             evict_work: 0,
+            max_conns: MAX_CONNS,
             counts: HashMap::new(),
             stopped: None,
         }
@@ -437,7 +440,7 @@ impl State {
                 // A bare ACK or RST of a connection we know nothing of.
                 return;
             }
-            if self.conns.len() >= MAX_CONNS {
+            if self.conns.len() >= self.max_conns {
                 self.evict();
             }
             self.conns.insert(
@@ -868,4 +871,71 @@ fn timestamp(whole: i64, frac: u64, res: u64) -> Timestamp {
     let extra = (frac / res) as i64;
     let nanos = (u128::from(frac % res) * 1_000_000_000 / u128::from(res)) as u32;
     Timestamp::from_parts(whole.saturating_add(extra), nanos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn syn(frame: u64) -> Segment<'static> {
+        Segment {
+            seq: 1000,
+            syn: true,
+            fin: false,
+            data: b"",
+            missing: 0,
+            ts: Timestamp(frame as i64),
+            frame,
+        }
+    }
+
+    #[test]
+    fn eviction_takes_the_least_recent_flow_without_scanning_the_table() {
+        let mut st = State::new(&Limits::default());
+        st.max_conns = 64;
+        let server: Endpoint = (IpAddr::V4(Ipv4Addr::LOCALHOST), 80);
+        let client = |port: u16| -> Endpoint { (IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), port) };
+        let key = |port| {
+            let (a, b) = (client(port), server);
+            if a <= b {
+                (a, b)
+            } else {
+                (b, a)
+            }
+        };
+        for i in 0..1000u16 {
+            if i == 64 {
+                // The table is full; flow 0 is active again, so flow 1 is the least
+                // recent and goes first.
+                st.tcp(client(10_000), server, syn(64), false, false);
+                st.tcp(client(10_064), server, syn(65), false, true);
+                assert!(st.conns.contains_key(&key(10_000)));
+                assert!(!st.conns.contains_key(&key(10_001)));
+                continue;
+            }
+            st.tcp(
+                client(10_000 + i),
+                server,
+                syn(u64::from(i) + 1),
+                false,
+                true,
+            );
+        }
+        assert_eq!(st.conns.len(), 64);
+        // One connection looked at per eviction, however full the table is.
+        assert_eq!(st.evict_work, 1000 - 64);
+        assert!(st.conns.contains_key(&key(10_999)), "the newest stays");
+        assert_eq!(
+            st.by_recency.len(),
+            st.conns.len(),
+            "the index follows the table"
+        );
+        let evicted: Vec<_> = st.diags.iter().filter(|d| d.kind == Kind::Cap).collect();
+        assert_eq!(
+            evicted.len() as u64,
+            PER_KIND,
+            "listed up to the per-kind limit"
+        );
+    }
 }

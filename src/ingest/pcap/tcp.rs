@@ -552,6 +552,40 @@ mod tests {
         assert_eq!(render(&out), "abc<gap 4>hi");
     }
 
+    /// Pieces visited to hold `n` one-byte segments behind a hole, then `n`
+    /// retransmissions of the whole held range.
+    fn visits_for(n: u32) -> u64 {
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Vec::new();
+        h.push(seg(0, b"a"), &mut out);
+        let data: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+        // Byte 1 is the hole; bytes 2.. arrive one segment each, in reverse order
+        // (the worst case for merging).
+        for i in (0..n).rev() {
+            h.push(seg(2 + i, &data[i as usize..i as usize + 1]), &mut out);
+        }
+        for _ in 0..n {
+            h.push(seg(2, &data), &mut out);
+        }
+        assert_eq!(h.pending.len(), 1, "held pieces that touch are one piece");
+        assert_eq!(render(&out), "a");
+        h.push(seg(1, b"z"), &mut out);
+        assert_eq!(render(&out).len(), 2 + n as usize);
+        h.stats.pieces_visited
+    }
+
+    #[test]
+    fn overlapping_segments_do_not_rescan_every_held_piece() {
+        // Linear: doubling the segments doubles the work (a rescan per segment would
+        // quadruple it).
+        let (small, large) = (visits_for(1000), visits_for(2000));
+        assert!(large <= small * 2 + 16, "{small} → {large}");
+        assert!(
+            large <= 8 * 4000,
+            "{large} pieces visited for 4000 segments"
+        );
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
         /// Any segmentation, order and duplication of a stream reassembles to it.

@@ -153,17 +153,55 @@ fn owned(h: &[httparse::Header<'_>]) -> Headers {
     )
 }
 
-/// Where a request line plausibly starts: at the front or after a line feed.
-pub(super) fn find_method(input: &[u8]) -> Option<usize> {
-    // A request starts a line: look at the start and after each LF.
-    let mut at = 0usize;
-    loop {
-        let rest = input.get(at..)?;
-        if METHODS.iter().any(|m| rest.starts_with(m)) {
-            return Some(at);
+/// Where the next message may start, while skipping to one.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Next {
+    /// A message starts here.
+    At(usize),
+    /// The input ends in what may be the first bytes of one: hold them from here.
+    Maybe(usize),
+    /// Nothing here.
+    None,
+}
+
+/// Where a request line plausibly starts: at a line start (the input's first byte
+/// counts when `line_start`), with a method. A method cut by the end of the input is
+/// `Maybe`, so the answer does not depend on where the segments end.
+pub(super) fn find_method(input: &[u8], line_start: bool) -> Next {
+    let mut at = if line_start {
+        0
+    } else {
+        match memchr::memchr(b'\n', input) {
+            Some(i) => i + 1,
+            None => return Next::None,
         }
-        at += memchr::memchr(b'\n', rest)? + 1;
+    };
+    loop {
+        let rest = &input[at..];
+        if METHODS.iter().any(|m| rest.starts_with(m)) {
+            return Next::At(at);
+        }
+        if METHODS.iter().any(|m| m.starts_with(rest)) {
+            return Next::Maybe(at);
+        }
+        match memchr::memchr(b'\n', rest) {
+            Some(i) => at += i + 1,
+            None => return Next::None,
+        }
     }
+}
+
+/// Where a status line plausibly starts (anywhere), with the same `Maybe` for one
+/// cut by the end of the input.
+pub(super) fn find_status(input: &[u8]) -> Next {
+    const STATUS: &[u8] = b"HTTP/1.";
+    if let Some(at) = memchr::memmem::find(input, STATUS) {
+        return Next::At(at);
+    }
+    let from = input.len().saturating_sub(STATUS.len() - 1);
+    (from..input.len())
+        .find(|&i| STATUS.starts_with(&input[i..]))
+        .map_or(Next::None, Next::Maybe)
 }
 
 #[cfg(test)]
@@ -229,9 +267,19 @@ mod tests {
     }
 
     #[test]
-    fn next_request_starts_at_a_line_start() {
-        assert_eq!(find_method(b"xx\nPOST / HTTP/1.1"), Some(3));
-        assert_eq!(find_method(b"GET /"), Some(0));
-        assert_eq!(find_method(b"xxPOST /"), None);
+    fn next_message_starts_at_a_line_start_or_may_be_cut() {
+        assert_eq!(find_method(b"xx\nPOST / HTTP/1.1", false), Next::At(3));
+        assert_eq!(find_method(b"GET /", true), Next::At(0));
+        assert_eq!(find_method(b"GET /", false), Next::None, "mid-line");
+        assert_eq!(find_method(b"xxPOST /", true), Next::None);
+        assert_eq!(find_method(b"xx\nPO", false), Next::Maybe(3));
+        assert_eq!(
+            find_method(b"xx\n", false),
+            Next::Maybe(3),
+            "a line starts next"
+        );
+        assert_eq!(find_status(b"junk HTTP/1.1 200"), Next::At(5));
+        assert_eq!(find_status(b"junk HTT"), Next::Maybe(5));
+        assert_eq!(find_status(b"junk"), Next::None);
     }
 }

@@ -23,7 +23,7 @@ use crate::model::{
 use crate::sse::Budget;
 use body::{Content, Kept};
 use framing::{request_framing, response_framing, Framing};
-use head::{find_method, head_end, parse_head, RawHead};
+use head::{find_method, find_status, head_end, parse_head, Next, RawHead};
 use std::collections::VecDeque;
 
 /// Largest request or response head read.
@@ -100,6 +100,8 @@ struct Side {
     scanned: usize,
     /// The first line was complete and valid when last looked at.
     first_line_ok: bool,
+    /// While skipping to the next message: the next byte starts a line.
+    line_start: bool,
     head_ts: Timestamp,
     head_frame: u64,
 }
@@ -111,6 +113,7 @@ impl Side {
             head: Vec::new(),
             scanned: 0,
             first_line_ok: false,
+            line_start: true,
             head_ts: Timestamp(0),
             head_frame: 0,
         }
@@ -199,12 +202,24 @@ impl Http1 {
         while !input.is_empty() {
             match self.client.state {
                 State::Dead => return,
-                State::Resync => match find_method(input) {
-                    Some(at) => {
+                State::Resync => match find_method(input, self.client.line_start) {
+                    Next::At(at) => {
                         input = &input[at..];
                         self.client.state = State::Head;
                     }
-                    None => return,
+                    Next::Maybe(at) => {
+                        // A method cut by the segment's end: hold it as a head's start.
+                        self.client.state = State::Head;
+                        self.client.clear_head();
+                        self.client.head.extend_from_slice(&input[at..]);
+                        self.client.head_ts = ts;
+                        self.client.head_frame = frame;
+                        return;
+                    }
+                    Next::None => {
+                        self.client.line_start = input.last() == Some(&b'\n');
+                        return;
+                    }
                 },
                 State::Head => {
                     let (head, used) = match self.head(true, input, ts, frame, cx) {
@@ -305,12 +320,20 @@ impl Http1 {
         while !input.is_empty() {
             match self.srv.state {
                 State::Dead => return,
-                State::Resync => match memchr::memmem::find(input, b"HTTP/1.") {
-                    Some(at) => {
+                State::Resync => match find_status(input) {
+                    Next::At(at) => {
                         input = &input[at..];
                         self.srv.state = State::Head;
                     }
-                    None => return,
+                    Next::Maybe(at) => {
+                        self.srv.state = State::Head;
+                        self.srv.clear_head();
+                        self.srv.head.extend_from_slice(&input[at..]);
+                        self.srv.head_ts = ts;
+                        self.srv.head_frame = frame;
+                        return;
+                    }
+                    Next::None => return,
                 },
                 State::Head => {
                     let (head, used) = match self.head(false, input, ts, frame, cx) {
@@ -467,8 +490,10 @@ impl Http1 {
                 Step::Done(self.build(raw, ts, frame, cx), used)
             }
             Ok(None) if buf.len() > HEAD_CAP => {
+                let line_start = buf.last() == Some(&b'\n');
                 side.clear_head();
                 side.state = State::Resync;
+                side.line_start = line_start;
                 cx.problem(
                     Kind::Cap,
                     locator,
@@ -490,6 +515,8 @@ impl Http1 {
                 }
                 side.clear_head();
                 side.state = State::Resync;
+                // Skipping resumes at the bad head's second byte: inside a line.
+                side.line_start = false;
                 cx.problem(
                     Kind::Malformed,
                     locator,
@@ -611,6 +638,8 @@ impl Http1 {
         self.client.clear_head();
         if self.client.state != State::Dead {
             self.client.state = State::Resync;
+            // Where the hole ended is unknown: a line may start right after it.
+            self.client.line_start = true;
         }
     }
 
@@ -762,4 +791,78 @@ fn finish(p: Pending, end: End, cx: &mut Ctx) {
             recorder_note: (!notes.is_empty()).then(|| notes.join("; ")),
         }),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps() -> Caps {
+        Caps {
+            body: 1 << 20,
+            decoded: 1 << 30,
+            sse: Budget::default(),
+        }
+    }
+
+    /// Feeds the client stream in the given pieces; the request targets read and
+    /// the diagnostics' kinds.
+    fn requests(pieces: &[&[u8]]) -> (Vec<String>, Vec<Kind>, u64) {
+        let mut h = Http1::new(caps(), "10.0.0.1:80".into());
+        let (mut diags, mut out) = (Vec::new(), Vec::new());
+        let mut cx = Ctx {
+            diags: &mut diags,
+            out: &mut out,
+        };
+        for (i, p) in pieces.iter().enumerate() {
+            h.client_bytes(p, Timestamp(i as i64), i as u64 + 1, &mut cx);
+        }
+        h.capture_ended(Timestamp(0), &mut cx);
+        let urls = out
+            .iter()
+            .map(|x| match &x.payload {
+                Payload::Http(h) => h.request.url.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        (urls, diags.iter().map(|d| d.kind).collect(), h.head_work)
+    }
+
+    const PIPELINED: &[u8] = b"BROKEN\x01 / HTTP/1.1\r\nHost: h\r\n\r\nPOST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}GET /b HTTP/1.1\r\nHost: h\r\n\r\n";
+
+    #[test]
+    fn a_bad_head_does_not_hide_the_requests_behind_it_in_any_segmentation() {
+        let want = vec!["http://h/a".to_owned(), "http://h/b".to_owned()];
+        let (urls, kinds, _) = requests(&[PIPELINED]);
+        assert_eq!(urls, want);
+        assert_eq!(kinds, [Kind::Malformed]);
+        for cut in 1..PIPELINED.len() {
+            let (a, b) = PIPELINED.split_at(cut);
+            assert_eq!(requests(&[a, b]).0, want, "cut at {cut}");
+        }
+        let bytes: Vec<&[u8]> = PIPELINED.chunks(1).collect();
+        assert_eq!(requests(&bytes).0, want, "one byte per segment");
+    }
+
+    /// Head work for a request whose head has `n` headers, sent one byte per segment.
+    fn head_work(n: usize) -> u64 {
+        let mut wire = b"POST /mcp HTTP/1.1\r\n".to_vec();
+        for i in 0..n {
+            wire.extend_from_slice(format!("X-H-{i}: value\r\n").as_bytes());
+        }
+        wire.extend_from_slice(b"\r\n");
+        let bytes: Vec<&[u8]> = wire.chunks(1).collect();
+        let (urls, kinds, work) = requests(&bytes);
+        assert_eq!(urls.len(), 1, "{kinds:?}");
+        work
+    }
+
+    #[test]
+    fn a_head_sent_byte_by_byte_is_scanned_in_linear_work() {
+        // Doubling the head doubles the work; re-parsing per segment would quadruple it.
+        let (small, large) = (head_work(200), head_work(400));
+        assert!(large * 4 <= small * 9, "{small} → {large}");
+        let len = 400 * 16;
+        assert!(large <= 8 * len, "{large} for a head of about {len} bytes");
+    }
 }
