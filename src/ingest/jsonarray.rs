@@ -283,4 +283,29 @@ mod tests {
         let mut sink = Collect::default();
         assert!(read(&b"[{\"a\":"[..], &Limits::default(), &mut sink).is_err());
     }
+
+    #[test]
+    fn an_element_over_the_record_cap_is_refused_before_it_is_buffered() {
+        let small = r#"{"id":"2","timestamp":"2026-08-10T09:45:01.000Z","direction":"request","origin":"client","message":{"jsonrpc":"2.0","id":1,"method":"ping"},"duration":5}"#;
+        let big = format!(
+            r#"{{"direction":"request","message":"{}"}}"#,
+            "x".repeat(5000)
+        );
+        let input = format!("[{small},{big},{small}]");
+        let limits = Limits {
+            max_record_bytes: 1000,
+            ..Limits::default()
+        };
+        let mut sink = Collect::default();
+        read(input.as_bytes(), &limits, &mut sink).unwrap();
+        assert_eq!(
+            sink.exchanges.len(),
+            1,
+            "the element before the cut is read"
+        );
+        let caps: Vec<_> = sink.of_kind(crate::ingest::Kind::Cap).collect();
+        assert_eq!(caps.len(), 1);
+        assert_eq!(caps[0].locator, Locator::Entry { entry: 1 });
+        assert!(caps[0].message.contains("--max-record-bytes"));
+    }
 }
