@@ -311,31 +311,28 @@ impl HalfStream {
                 cur = Some(k);
                 continue;
             };
-            let touches = self
-                .pending
-                .get(&c)
-                .is_some_and(|held| c + held.piece.len() == k);
-            let same_kind = matches!(
-                (
-                    self.pending.get(&c).map(|h| &h.piece),
-                    self.pending.get(&k).map(|h| &h.piece)
-                ),
-                (Some(Piece::Bytes(_)), Some(Piece::Bytes(_)))
-                    | (Some(Piece::Lost(_)), Some(Piece::Lost(_)))
-            );
-            if !(touches && same_kind) {
+            let mergeable = match (self.pending.get(&c), self.pending.get(&k)) {
+                (Some(l), Some(r)) => {
+                    c + l.piece.len() == k
+                        && matches!(
+                            (&l.piece, &r.piece),
+                            (Piece::Bytes(_), Piece::Bytes(_)) | (Piece::Lost(_), Piece::Lost(_))
+                        )
+                }
+                _ => false,
+            };
+            if !mergeable {
                 cur = Some(k);
                 continue;
             }
-            let Some(right) = self.pending.remove(&k) else {
-                continue;
-            };
-            let Some(left) = self.pending.get_mut(&c) else {
+            let (Some(right), Some(left)) = (self.pending.remove(&k), self.pending.get_mut(&c))
+            else {
                 continue;
             };
             match (&mut left.piece, right.piece) {
                 (Piece::Lost(a), Piece::Lost(b)) => *a += b,
                 (Piece::Bytes(a), Piece::Bytes(mut b)) => {
+                    // The smaller side moves: each byte moves O(log n) times in all.
                     if a.len() >= b.len() {
                         a.extend(b);
                     } else {
@@ -345,17 +342,7 @@ impl HalfStream {
                         *a = b;
                     }
                 }
-                (_, other) => {
-                    // Different kinds were checked above; put it back unchanged.
-                    self.pending.insert(
-                        k,
-                        Seg {
-                            piece: other,
-                            frame: right.frame,
-                        },
-                    );
-                    cur = Some(k);
-                }
+                _ => {} // kinds were checked above
             }
         }
     }

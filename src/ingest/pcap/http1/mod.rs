@@ -151,8 +151,9 @@ enum Step {
     /// `held` are its bytes from earlier segments after the first; when there are none,
     /// reading goes on at `skip` bytes into the input.
     Bad { held: Vec<u8>, skip: usize },
-    /// A head past `HEAD_CAP`: dropped; reading goes on after the `used` bytes.
-    TooLong { used: usize },
+    /// Bytes that are no head (blank lines before one, or a head past `HEAD_CAP`,
+    /// reported): reading goes on after them.
+    Skip(usize),
 }
 
 #[allow(clippy::large_enum_variant)] // one per head, moved at once
@@ -225,7 +226,7 @@ impl Http1 {
                     let (head, used) = match self.head(true, input, ts, frame, cx) {
                         Step::Done(head, used) => (head, used),
                         Step::More => return,
-                        Step::TooLong { used } => {
+                        Step::Skip(used) => {
                             input = &input[used..];
                             continue;
                         }
@@ -339,7 +340,7 @@ impl Http1 {
                     let (head, used) = match self.head(false, input, ts, frame, cx) {
                         Step::Done(head, used) => (head, used),
                         Step::More => return,
-                        Step::TooLong { used } => {
+                        Step::Skip(used) => {
                             input = &input[used..];
                             continue;
                         }
@@ -441,6 +442,15 @@ impl Http1 {
             &mut self.srv
         };
         if side.head.is_empty() {
+            // Empty lines before a message are ignored (RFC 9112 §2.2); skipping them
+            // here keeps the head-end scan from taking them for a head's end.
+            let blank = input
+                .iter()
+                .take_while(|&&b| b == b'\r' || b == b'\n')
+                .count();
+            if blank > 0 {
+                return Step::Skip(blank);
+            }
             side.head_ts = ts;
             side.head_frame = frame;
             side.scanned = 0;
@@ -499,7 +509,7 @@ impl Http1 {
                     locator,
                     format!("cap: HTTP head longer than {HEAD_CAP} bytes; skipped (a fixed limit)"),
                 );
-                Step::TooLong { used: take }
+                Step::Skip(take)
             }
             Ok(None) => {
                 if old == 0 {
@@ -842,6 +852,15 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = PIPELINED.chunks(1).collect();
         assert_eq!(requests(&bytes).0, want, "one byte per segment");
+    }
+
+    #[test]
+    fn blank_lines_before_a_request_are_not_a_head() {
+        let want = vec!["http://h/x".to_owned()];
+        let wire = b"\n\r\nGET /x HTTP/1.1\r\nHost: h\r\n\r\n";
+        assert_eq!(requests(&[wire]).0, want);
+        let bytes: Vec<&[u8]> = wire.chunks(1).collect();
+        assert_eq!(requests(&bytes).0, want);
     }
 
     /// Head work for a request whose head has `n` headers, sent one byte per segment.
