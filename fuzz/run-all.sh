@@ -1,5 +1,6 @@
 #!/bin/sh
-# Runs every fuzz target for a bounded time each, one job, on the committed corpora.
+# Runs every fuzz target for a bounded time each, one process (libFuzzer's default;
+# -jobs would write to fuzz-N.log instead), on the committed corpora.
 # Usage: fuzz/run-all.sh [SECONDS-PER-TARGET]   (default 60). Needs nightly and
 # cargo-fuzz. Exits non-zero when a target finds a crash; the crash input is left in
 # fuzz/artifacts/<target>/ (copy it to tests/fixtures/fuzz/ and fix it).
@@ -11,7 +12,7 @@ for target in $(cargo +nightly fuzz list); do
     mkdir -p "corpus/$target"
     echo "== $target: ${secs}s"
     if ! cargo +nightly fuzz run "$target" "corpus/$target" -- \
-        -max_total_time="$secs" -jobs=1 -workers=1 -max_len=65536 -print_final_stats=1 \
+        -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
         2>&1 | tee "run-$target.log" | grep -E "stat::number_of_executed_units|SUMMARY|panicked"; then
         :
     fi
