@@ -10,6 +10,12 @@ cd "$(dirname "$0")"
 status=0
 for target in $(cargo +nightly fuzz list); do
     mkdir -p "corpus/$target"
+    if [ "$target" = analyse ]; then
+        # Its corpus is regenerated: the samples and the small capture and HAR fixtures.
+        cp ../samples/*.jsonl corpus/analyse/
+        find ../tests/fixtures/pcap ../tests/fixtures/har -maxdepth 1 -type f -size -64k \
+            \( -name '*.pcap*' -o -name '*.har' -o -name '*.jsonl' \) -exec cp {} corpus/analyse/ \;
+    fi
     echo "== $target: ${secs}s"
     if ! cargo +nightly fuzz run "$target" "corpus/$target" -- \
         -max_total_time="$secs" -max_len=65536 -print_final_stats=1 \
