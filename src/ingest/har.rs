@@ -13,7 +13,7 @@
 //! anyway and reported once, rather than buffering a whole file to be sure.
 
 use super::inflate::{inflate_all, Coding, Stop};
-use super::meter::{Meter, Metered};
+use super::meter::{metered, Meter};
 use super::{IngestError, Kind, Level, Problem, Sink};
 use crate::config::Limits;
 use crate::model::{
@@ -67,7 +67,7 @@ pub(crate) fn read_with_window(
     // One entry may not grow past the record cap: refused byte by byte before serde
     // buffers it.
     let meter = Meter::new(limits.max_record_bytes as u64);
-    let mut de = serde_json::Deserializer::from_reader(Metered::new(
+    let mut de = serde_json::Deserializer::from_reader(metered(
         io::BufReader::with_capacity(256 << 10, reader),
         meter.clone(),
     ));
@@ -84,7 +84,7 @@ pub(crate) fn read_with_window(
                     entry: state.next_index,
                 },
                 format!(
-                    "entry {} is larger than the {}-byte record cap; it and the entries after it were not read (raise --max-record-bytes)",
+                    "cap: entry {} is larger than the {}-byte record cap; it and the entries after it were not read (raise --max-record-bytes)",
                     state.next_index,
                     meter.cap()
                 ),

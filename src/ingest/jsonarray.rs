@@ -9,7 +9,7 @@
 //!
 //! The kind is decided per element, so an unknown element is a problem naming its index.
 
-use super::meter::{Meter, Metered};
+use super::meter::{metered, Meter};
 use super::{Problem, Sink};
 use crate::config::Limits;
 use crate::model::{
@@ -27,7 +27,7 @@ use std::io::Read;
 /// the elements after it are reported as not read.
 pub fn read(reader: impl Read, limits: &Limits, sink: &mut dyn Sink) -> Result<(), String> {
     let meter = Meter::new(limits.max_record_bytes as u64);
-    let mut de = serde_json::Deserializer::from_reader(Metered::new(reader, meter.clone()));
+    let mut de = serde_json::Deserializer::from_reader(metered(reader, meter.clone()));
     let mut next = 0u64;
     let res = de.deserialize_seq(Elements {
         sink: &mut *sink,
@@ -39,7 +39,7 @@ pub fn read(reader: impl Read, limits: &Limits, sink: &mut dyn Sink) -> Result<(
         sink.problem(Problem::cap(
             Locator::Entry { entry: next },
             format!(
-                "array element {next} is larger than the {}-byte record cap; it and the elements after it were not read (raise --max-record-bytes)",
+                "cap: array element {next} is larger than the {}-byte record cap; it and the elements after it were not read (raise --max-record-bytes)",
                 meter.cap()
             ),
         ));

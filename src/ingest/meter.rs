@@ -4,8 +4,18 @@
 //! to stop a 300 MB element before it is allocated is to refuse its bytes.
 
 use std::cell::Cell;
-use std::io::{self, Read};
+use std::io::{self, BufReader, Read};
 use std::rc::Rc;
+
+/// The buffer above the meter. serde_json reads one byte at a time, which std makes
+/// fast only on a `BufReader`; so the meter sits below a small one and counts in steps
+/// of at most this many bytes (a record is refused within this much of its cap).
+const STEP: usize = 512;
+
+/// `inner`, metered, with a small buffer on top for serde_json's byte-at-a-time reads.
+pub(crate) fn metered<R: Read>(inner: R, meter: Rc<Meter>) -> BufReader<Metered<R>> {
+    BufReader::with_capacity(STEP, Metered::new(inner, meter))
+}
 
 /// Shared between the reader and the visitor that marks where each record starts.
 #[derive(Debug, Default)]
