@@ -152,9 +152,16 @@ struct AnalyzeArgs {
     /// Worker threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// Longest JSONL line read, in bytes.
+    /// Largest record read, in bytes: a JSONL line, a HAR entry, a JSON-array element,
+    /// a body, the event data kept per SSE stream.
     #[arg(long, default_value_t = Limits::default().max_record_bytes)]
     max_record_bytes: usize,
+    /// Largest SSE event (and SSE line), in bytes.
+    #[arg(long, default_value_t = Limits::default().max_event_bytes)]
+    max_event_bytes: usize,
+    /// Most SSE events kept per stream or body; later ones are counted.
+    #[arg(long, default_value_t = Limits::default().max_stream_events)]
+    max_stream_events: usize,
     /// Most bytes a compressed input may expand to (all layers and archive members together).
     #[arg(long, default_value_t = Limits::default().max_decompressed_bytes)]
     max_decompressed_bytes: u64,
@@ -303,7 +310,8 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         limits: Limits {
             max_record_bytes: args.max_record_bytes,
             max_decompressed_bytes: args.max_decompressed_bytes,
-            ..Limits::default()
+            max_event_bytes: args.max_event_bytes,
+            max_stream_events: args.max_stream_events,
         },
         threads: args.threads,
         windows: RetryWindows {

@@ -8,10 +8,19 @@
 //! event that never saw its terminating blank line is reported as an incomplete tail,
 //! never dispatched.
 
+use crate::config::Limits;
 use crate::model::{SseBody, SseEvent, Timestamp};
+use std::sync::Arc;
 
 /// Default cap on one event's data (and on one line) in bytes.
 pub const DEFAULT_EVENT_CAP: usize = 16 << 20;
+/// Default cap on the events kept per stream or body.
+pub const DEFAULT_STREAM_EVENTS: usize = 10_000;
+/// Longest event id kept; a longer one is cut (ids are cursors, not payloads).
+pub const MAX_ID_BYTES: usize = 1024;
+/// Events that may be a JSON-RPC response, kept past the budget so a verdict is not
+/// lost to a flood of notifications; bounded too, by count and by the byte budget.
+pub const RESPONSE_RESERVE: usize = 64;
 /// How much of an unterminated tail is kept as evidence.
 const TAIL_EVIDENCE: usize = 4096;
 
@@ -37,8 +46,9 @@ pub struct SseParser {
     block_retry: Option<u64>,
     block_start: Option<u64>,
     data_overflow: bool,
-    // Stream state.
-    last_event_id: String,
+    // Stream state. The id is shared by every event it applies to, never copied.
+    last_event_id: Option<Arc<str>>,
+    id_cut_reported: bool,
     retry: Option<u64>,
     comments: u64,
     problems: Vec<String>,
@@ -69,7 +79,8 @@ impl SseParser {
             block_retry: None,
             block_start: None,
             data_overflow: false,
-            last_event_id: String::new(),
+            last_event_id: None,
+            id_cut_reported: false,
             retry: None,
             comments: 0,
             problems: Vec::new(),
@@ -77,9 +88,14 @@ impl SseParser {
         }
     }
 
+    /// The cap on one event's data and on one line, in bytes.
+    pub fn cap(&self) -> usize {
+        self.cap
+    }
+
     /// The last event id in force (cursor for `Last-Event-ID`), empty when none.
     pub fn last_event_id(&self) -> &str {
-        &self.last_event_id
+        self.last_event_id.as_deref().unwrap_or("")
     }
 
     /// The reconnection time the stream asked for, in milliseconds.
@@ -125,7 +141,8 @@ impl SseParser {
 
     fn feed_lines(&mut self, bytes: &[u8], ts: Option<Timestamp>, emit: &mut impl FnMut(SseEvent)) {
         let mut rest = bytes;
-        if self.after_cr {
+        // An empty feed says nothing about the byte after a CR: keep waiting for it.
+        if self.after_cr && !rest.is_empty() {
             self.after_cr = false;
             if let Some((&b'\n', tail)) = rest.split_first() {
                 self.pos += 1;
@@ -176,7 +193,7 @@ impl SseParser {
     ) {
         if overflow {
             self.problems.push(format!(
-                "line at byte {start} is longer than {} bytes; the rest was dropped",
+                "cap: line at byte {start} is longer than {} bytes; the rest was dropped (raise --max-event-bytes)",
                 self.cap
             ));
         }
@@ -204,7 +221,7 @@ impl SseParser {
                 if self.data.len() + text.len() + 1 > self.cap {
                     if !self.data_overflow {
                         self.problems.push(format!(
-                            "event at byte {} has more than {} bytes of data; the rest was dropped",
+                            "cap: event at byte {} has more than {} bytes of data; the rest was dropped (raise --max-event-bytes)",
                             self.block_start.unwrap_or(start),
                             self.cap
                         ));
@@ -218,7 +235,7 @@ impl SseParser {
             }
             b"event" => self.event_type = self.lossy(value, start),
             // An id containing NUL is ignored entirely (WHATWG); an empty id resets.
-            b"id" if !value.contains(&0) => self.last_event_id = self.lossy(value, start),
+            b"id" if !value.contains(&0) => self.set_id(value, start),
             b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
                 if let Ok(ms) = std::str::from_utf8(value).unwrap_or("x").parse::<u64>() {
                     self.retry = Some(ms);
@@ -226,6 +243,25 @@ impl SseParser {
                 }
             }
             _ => {} // unknown fields are ignored
+        }
+    }
+
+    fn set_id(&mut self, value: &[u8], start: u64) {
+        let mut value = value;
+        if value.len() > MAX_ID_BYTES {
+            value = &value[..MAX_ID_BYTES];
+            if !self.id_cut_reported {
+                self.id_cut_reported = true;
+                self.problems.push(format!(
+                    "cap: event id at byte {start} is longer than {MAX_ID_BYTES} bytes; only its first {MAX_ID_BYTES} bytes are kept (a fixed limit)"
+                ));
+            }
+        }
+        if value.is_empty() {
+            self.last_event_id = None;
+        } else if self.last_event_id.as_deref().map(str::as_bytes) != Some(value) {
+            // A repeated id (the usual case) keeps the one allocation it already has.
+            self.last_event_id = Some(Arc::from(self.lossy(value, start)));
         }
     }
 
@@ -266,7 +302,7 @@ impl SseParser {
         emit(SseEvent {
             event,
             data,
-            id: (!self.last_event_id.is_empty()).then(|| self.last_event_id.clone()),
+            id: self.last_event_id.clone(),
             retry,
             offset: offset.unwrap_or(0),
             ts,
@@ -309,12 +345,124 @@ impl SseParser {
     }
 }
 
-/// Parses a whole body at once (JSONL and HAR bodies).
-pub fn parse_body(bytes: &[u8]) -> SseBody {
-    let mut parser = SseParser::default();
-    let mut events = Vec::new();
+/// What one stream or body may keep: events and bytes of event data. Past it,
+/// events are counted, not kept, and the cut is reported naming the flag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// Largest event (and line), in bytes.
+    pub event_bytes: usize,
+    /// Most events kept.
+    pub events: usize,
+    /// Most bytes of event data kept.
+    pub bytes: u64,
+}
+
+impl Budget {
+    pub fn from_limits(limits: &Limits) -> Budget {
+        Budget {
+            event_bytes: limits.max_event_bytes,
+            events: limits.max_stream_events,
+            bytes: limits.max_record_bytes as u64,
+        }
+    }
+}
+
+impl Default for Budget {
+    fn default() -> Self {
+        Budget::from_limits(&Limits::default())
+    }
+}
+
+/// Could this event's data be a JSON-RPC response (it names a result or an error)?
+fn may_be_response(data: &str) -> bool {
+    data.contains("\"result\"") || data.contains("\"error\"")
+}
+
+/// The events of one stream, kept within a `Budget`. Past the budget, events that may
+/// be a response are still kept, up to `RESPONSE_RESERVE` of them and another budget of
+/// bytes; everything else is counted.
+#[derive(Debug)]
+pub struct Events {
+    budget: Budget,
+    kept: Vec<SseEvent>,
+    kept_bytes: u64,
+    /// The budget was passed once: only the reserve keeps events from then on.
+    over: bool,
+    reserve_used: usize,
+    reserve_bytes: u64,
+    dropped: u64,
+    dropped_bytes: u64,
+}
+
+impl Events {
+    pub fn new(budget: Budget) -> Events {
+        Events {
+            budget,
+            kept: Vec::new(),
+            kept_bytes: 0,
+            over: false,
+            reserve_used: 0,
+            reserve_bytes: 0,
+            dropped: 0,
+            dropped_bytes: 0,
+        }
+    }
+
+    /// Keeps `ev` if the budget has room for it, or counts it.
+    pub fn push(&mut self, ev: SseEvent) {
+        let size = ev.data.len() as u64;
+        self.over |=
+            self.kept.len() >= self.budget.events || self.kept_bytes + size > self.budget.bytes;
+        if !self.over {
+            self.kept_bytes += size;
+            self.kept.push(ev);
+        } else if self.reserve_used < RESPONSE_RESERVE
+            && self.reserve_bytes + size <= self.budget.bytes
+            && may_be_response(&ev.data)
+        {
+            self.reserve_used += 1;
+            self.reserve_bytes += size;
+            self.kept.push(ev);
+        } else {
+            self.dropped += 1;
+            self.dropped_bytes += size;
+        }
+    }
+
+    /// Events kept so far.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// Events counted but not kept.
+    pub fn dropped(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The kept events, and the cap problem when some were not kept.
+    pub fn finish(self) -> (Vec<SseEvent>, Option<String>) {
+        let note = (self.dropped > 0).then(|| {
+            format!(
+                "cap: {} events ({} bytes of data) past this stream's budget of {} events or {} bytes were counted, not kept; {} later events that may be responses were kept (raise --max-stream-events or --max-record-bytes)",
+                self.dropped, self.dropped_bytes, self.budget.events, self.budget.bytes, self.reserve_used
+            )
+        });
+        (self.kept, note)
+    }
+}
+
+/// Parses a whole body at once (JSONL and HAR bodies), within `budget`.
+pub fn parse_body(bytes: &[u8], budget: Budget) -> SseBody {
+    let mut parser = SseParser::new(budget.event_bytes);
+    let mut events = Events::new(budget);
     parser.feed(bytes, None, &mut |e| events.push(e));
-    let (incomplete_tail, problems) = parser.finish();
+    let (incomplete_tail, mut problems) = parser.finish();
+    let (events, cap) = events.finish();
+    problems.extend(cap);
     SseBody {
         events,
         incomplete_tail,
@@ -340,7 +488,7 @@ mod tests {
     use super::*;
 
     fn events(input: &[u8]) -> (Vec<SseEvent>, Option<String>) {
-        let body = parse_body(input);
+        let body = parse_body(input, Budget::default());
         (body.events, body.incomplete_tail)
     }
 
@@ -442,6 +590,68 @@ mod tests {
         p.feed(b"data: a", Some(Timestamp(1)), &mut |e| ev.push(e));
         p.feed(b"\n\n", Some(Timestamp(2)), &mut |e| ev.push(e));
         assert_eq!(ev[0].ts, Some(Timestamp(2)));
+    }
+
+    #[test]
+    fn a_crlf_split_by_an_empty_feed_is_one_line_break() {
+        let mut p = SseParser::default();
+        let mut ev = Vec::new();
+        p.feed(b"data: a\r", None, &mut |e| ev.push(e));
+        p.feed(b"", None, &mut |e| ev.push(e));
+        p.feed(b"\ndata: b\r\n\r\n", None, &mut |e| ev.push(e));
+        assert_eq!(ev.len(), 1, "{ev:?}");
+        assert_eq!(ev[0].data, "a\nb");
+    }
+
+    #[test]
+    fn an_id_is_shared_by_its_events_and_capped() {
+        let (ev, _) = events(b"id: 7\ndata: a\n\ndata: b\n\n");
+        let (a, b) = (ev[0].id.as_ref().unwrap(), ev[1].id.as_ref().unwrap());
+        assert!(Arc::ptr_eq(a, b), "one allocation for both events");
+        let long = format!("id: {}\ndata: x\n\n", "i".repeat(MAX_ID_BYTES * 4));
+        let body = parse_body(long.as_bytes(), Budget::default());
+        assert_eq!(
+            body.events[0].id.as_deref().map(str::len),
+            Some(MAX_ID_BYTES)
+        );
+        assert!(body.problems.iter().any(|p| p.starts_with("cap: event id")));
+    }
+
+    #[test]
+    fn a_body_keeps_its_budget_and_a_bounded_reserve_of_responses() {
+        let budget = Budget {
+            event_bytes: 1 << 10,
+            events: 5,
+            bytes: 1 << 20,
+        };
+        let mut wire = String::new();
+        for i in 0..20 {
+            wire.push_str(&format!("data: {{\"method\":\"n\",\"i\":{i}}}\n\n"));
+        }
+        for i in 0..(RESPONSE_RESERVE + 30) {
+            wire.push_str(&format!("data: {{\"id\":{i},\"result\":{{}}}}\n\n"));
+        }
+        let body = parse_body(wire.as_bytes(), budget);
+        // Five within the budget, then responses only, up to the reserve.
+        assert_eq!(body.events.len(), 5 + RESPONSE_RESERVE);
+        assert!(body.events[5..].iter().all(|e| e.data.contains("result")));
+        let cap = body
+            .problems
+            .iter()
+            .find(|p| p.starts_with("cap:"))
+            .unwrap();
+        assert!(cap.contains("45 events"), "{cap}");
+        assert!(cap.contains("--max-stream-events"), "{cap}");
+
+        // The byte budget holds too: one large event fills it.
+        let budget = Budget {
+            event_bytes: 1 << 10,
+            events: 1000,
+            bytes: 100,
+        };
+        let wire = "data: 0123456789\n\n".repeat(50);
+        let body = parse_body(wire.as_bytes(), budget);
+        assert_eq!(body.events.len(), 10);
     }
 
     #[test]

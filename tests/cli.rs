@@ -893,10 +893,13 @@ fn a_file_of_garbage_lines_lists_a_thousand_problems_and_counts_the_rest() {
     let problems = records[0]["problems"].as_array().unwrap();
     assert_eq!(problems.len(), 1_001);
     assert_eq!(problems[0]["location"]["line"], 2);
+    assert_eq!(problems[0]["kind"], "malformed");
     assert_eq!(
         problems[1_000]["message"],
         "500 more problems in this input were not listed one by one"
     );
+    // Not listing the rest is a cap, and says so by kind.
+    assert_eq!(problems[1_000]["kind"], "cap");
     // The one call is still analysed.
     assert_eq!(records.iter().filter(|r| r["type"] == "call").count(), 1);
 }

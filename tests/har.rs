@@ -2,9 +2,9 @@
 //! the traffic lab, each asserted down to the verdict of every `tools/call`.
 
 use mcpsift::batch::analyse_reader;
-use mcpsift::config::Config;
+use mcpsift::config::{Config, Limits};
 use mcpsift::correlate::Analysis;
-use mcpsift::ingest::{Format, IngestError};
+use mcpsift::ingest::{Format, IngestError, Kind};
 use mcpsift::model::Locator;
 use serde_json::{json, Value};
 
@@ -714,5 +714,92 @@ fn a_lost_response_ends_alike_in_every_format() {
             ("capture.pcap", "closed"),
             ("exchanges.jsonl", "closed")
         ]
+    );
+}
+
+fn analyse_with(doc: &str, limits: mcpsift::config::Limits) -> Analysis {
+    let config = Config {
+        limits,
+        ..Config::default()
+    };
+    analyse_reader(doc.as_bytes(), &config)
+        .expect("HAR should be read")
+        .1
+}
+
+#[test]
+fn a_second_log_or_entries_member_is_a_problem_not_silence() {
+    let one = entry(1, T0, json_response(200, &ok_result(1)));
+    let two = entry(2, T0, json_response(200, &ok_result(2)));
+    let doc =
+        format!(r#"{{"log":{{"entries":[{one}],"entries":[{two}]}},"log":{{"entries":[{two}]}}}}"#);
+    let a = analyse(&doc);
+    assert_eq!(a.calls.len(), 1, "only the first list is read");
+    let dup: Vec<_> = a
+        .problems
+        .iter()
+        .filter(|p| p.kind == Kind::Malformed && p.message.contains("a second"))
+        .collect();
+    assert_eq!(dup.len(), 2, "{:?}", a.problems);
+    assert!(dup.iter().any(|p| p.message.contains("\"entries\"")));
+    assert!(dup.iter().any(|p| p.message.contains("\"log\"")));
+}
+
+#[test]
+fn an_entry_over_the_record_cap_is_refused_before_it_is_buffered() {
+    let small = entry(1, T0, json_response(200, &ok_result(1)));
+    let big = entry(2, T0, json_response(200, &"x".repeat(50_000)));
+    let doc = har(vec![
+        small,
+        big,
+        entry(3, T0, json_response(200, &ok_result(3))),
+    ]);
+    let a = analyse_with(
+        &doc,
+        Limits {
+            max_record_bytes: 10_000,
+            ..Limits::default()
+        },
+    );
+    assert_eq!(a.calls.len(), 1, "the entry before the cut is analysed");
+    let cap = a
+        .problems
+        .iter()
+        .find(|p| p.kind == Kind::Cap)
+        .expect("a cap");
+    assert_eq!(cap.locator, Locator::Entry { entry: 2 });
+    assert!(
+        cap.message.contains("--max-record-bytes"),
+        "{}",
+        cap.message
+    );
+}
+
+#[test]
+fn a_gzip_bomb_body_stops_at_the_body_cap_and_says_so() {
+    let bomb = gzip(&vec![b' '; 4 << 20]);
+    let resp = json!({
+        "status": 200,
+        "headers": [{"name": "Content-Type", "value": "application/json"},
+                    {"name": "Content-Encoding", "value": "gzip"}],
+        "content": {"mimeType": "application/json", "encoding": "base64", "text": b64(&bomb)}
+    });
+    let a = analyse_with(
+        &har(vec![entry(1, T0, resp)]),
+        Limits {
+            max_record_bytes: 100_000,
+            ..Limits::default()
+        },
+    );
+    let cap = a
+        .problems
+        .iter()
+        .find(|p| p.kind == Kind::Cap)
+        .expect("a cap");
+    assert!(cap.message.contains("100000 bytes"), "{}", cap.message);
+    assert!(
+        cap.message.contains("--max-record-bytes"),
+        "{}",
+        cap.message
     );
 }

@@ -6,7 +6,7 @@ mod common;
 use common::*;
 use mcpsift::config::{Config, Limits};
 use mcpsift::correlate::Analysis;
-use mcpsift::ingest::{ingest, Collect, Format};
+use mcpsift::ingest::{ingest, Collect, Format, Kind};
 use mcpsift::model::{Body, End, HttpExchange, Locator, Payload, Timestamp};
 use proptest::prelude::*;
 use std::io::Cursor;
@@ -1123,9 +1123,154 @@ fn an_endless_stream_keeps_its_response_but_not_every_notification() {
         v.evidence
             .notes
             .iter()
-            .any(|n| n.contains("more than 10000 events")),
+            .any(|n| n.contains("budget of 10000 events") && n.contains("--max-stream-events")),
         "{:?}",
         v.evidence.notes
+    );
+    // The cut is a cap the input reports, typed, not only words on the verdict.
+    let caps: Vec<_> = a.problems.iter().filter(|p| p.kind == Kind::Cap).collect();
+    assert_eq!(caps.len(), 1, "{:?}", a.problems);
+    assert!(caps[0].message.contains("50 events"), "{}", caps[0].message);
+}
+
+fn ex_spec() -> impl Strategy<Value = mangle::ExSpec> {
+    (
+        any::<u8>(),
+        any::<u16>(),
+        proptest::collection::vec(any::<u8>(), 0..200),
+        any::<u16>(),
+        any::<u8>(),
+        proptest::collection::vec(any::<u8>(), 0..300),
+        proptest::collection::vec(any::<u8>(), 0..6),
+    )
+        .prop_map(
+            |(method, path, body, status, framing, resp_body, chunks)| mangle::ExSpec {
+                method,
+                path,
+                body,
+                status,
+                framing,
+                resp_body,
+                chunks,
+            },
+        )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    /// HTTP exchanges built from parts, written in order and with their segments
+    /// split, swapped, duplicated and overlapped, read back as the same exchanges (the
+    /// stable twin of the `reassembly` fuzz target).
+    #[test]
+    fn mangled_segments_give_the_same_exchanges(
+        specs in proptest::collection::vec(ex_spec(), 1..5),
+        plan in proptest::collection::vec(any::<u8>(), 1..64),
+    ) {
+        let in_order = mangle::exchanges(&mangle::capture(&specs, None));
+        prop_assert_eq!(in_order.iter().filter(|l| !l.starts_with("problem")).count(), specs.len());
+        let mangled = mangle::exchanges(&mangle::capture(&specs, Some(&plan)));
+        prop_assert_eq!(in_order, mangled);
+    }
+}
+
+#[test]
+fn bytes_before_the_stream_window_are_reported_not_just_counted() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40140, (1_000, 5_000));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    // A stray segment far behind the stream (out of window, or a wrapped sequence).
+    cap.raw(
+        &c,
+        Side::Client,
+        1_000u32.wrapping_sub(100_000),
+        0,
+        b"stale bytes",
+    );
+    cap.send(&mut c, Side::Server, &json_response(1));
+    cap.fin(&mut c, Side::Client);
+    cap.fin(&mut c, Side::Server);
+    let (_, sink) = collect(&cap.pcap(Link::Ethernet, false, false));
+    assert_eq!(sink.exchanges.len(), 1);
+    let lost: Vec<_> = sink.of_kind(Kind::Lost).collect();
+    assert_eq!(lost.len(), 1, "{:?}", sink.problems);
+    assert!(
+        lost[0].message.contains("11 bytes lie before the start"),
+        "{}",
+        lost[0].message
+    );
+}
+
+#[test]
+fn bytes_held_past_a_clean_close_are_named() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40141, (1_000, 5_000));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    cap.send(&mut c, Side::Server, &json_response(1));
+    // Data beyond the FIN (a hole before it): held, and never deliverable.
+    let after = c.sseq.wrapping_add(10);
+    cap.raw(&c, Side::Server, after, 0, b"after the end");
+    cap.fin(&mut c, Side::Server);
+    cap.fin(&mut c, Side::Client);
+    let (_, sink) = collect(&cap.pcap(Link::Ethernet, false, false));
+    assert_eq!(sink.exchanges.len(), 1);
+    let lost: Vec<_> = sink
+        .of_kind(Kind::Lost)
+        .filter(|p| p.message.contains("after the connection's FIN"))
+        .collect();
+    assert_eq!(lost.len(), 1, "{:?}", sink.problems);
+    assert!(lost[0].message.contains("13 bytes"), "{}", lost[0].message);
+}
+
+#[test]
+fn a_deflate_bomb_in_a_capture_is_a_cap_not_a_short_body() {
+    use std::io::Write;
+    let mut e = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    e.write_all(&vec![b' '; 8 << 20]).unwrap();
+    let bomb = e.finish().unwrap();
+    let mut resp = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: deflate\r\nContent-Length: {}\r\n\r\n",
+        bomb.len()
+    )
+    .into_bytes();
+    resp.extend_from_slice(&bomb);
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Ethernet, 40142, (1_000, 5_000));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, &call_request(1, ""));
+    // Out of order: the whole body waits behind its first segment, then arrives at once.
+    let (first, rest) = resp.split_at(100);
+    let start = c.sseq;
+    cap.raw(&c, Side::Server, start.wrapping_add(100), 0, rest);
+    cap.raw(&c, Side::Server, start, 0, first);
+    c.sseq = start.wrapping_add(resp.len() as u32);
+    cap.fin(&mut c, Side::Server);
+    let mut sink = Collect::default();
+    let limits = Limits {
+        max_record_bytes: 1 << 20,
+        ..Limits::default()
+    };
+    ingest(
+        &cap.pcap(Link::Ethernet, false, false)[..],
+        &limits,
+        &mut sink,
+    )
+    .unwrap();
+    let Payload::Http(x) = &sink.exchanges[0].payload else {
+        panic!()
+    };
+    let Some(Body::Bytes(b)) = x.response.as_ref().map(|r| &r.body) else {
+        panic!()
+    };
+    assert_eq!(b.len(), 1 << 20, "kept up to the body cap");
+    assert_eq!(x.end, End::Truncated);
+    let caps: Vec<_> = sink.of_kind(Kind::Cap).collect();
+    assert_eq!(caps.len(), 1, "{:?}", sink.problems);
+    assert!(
+        caps[0].message.contains("--max-record-bytes"),
+        "{}",
+        caps[0].message
     );
 }
 

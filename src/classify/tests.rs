@@ -18,7 +18,10 @@ fn exchange(status: u16, content_type: &str, body: &str, end: End) -> HttpExchan
         headers.push("Content-Type", content_type);
     }
     let body = if content_type.starts_with("text/event-stream") {
-        Body::Sse(crate::sse::parse_body(body.as_bytes()))
+        Body::Sse(crate::sse::parse_body(
+            body.as_bytes(),
+            crate::sse::Budget::default(),
+        ))
     } else {
         Body::Bytes(body.as_bytes().to_vec())
     };

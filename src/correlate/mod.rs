@@ -16,7 +16,7 @@ pub mod timeline;
 
 use crate::classify::Verdict;
 use crate::config::RetryWindows;
-use crate::ingest::{Problem, Sink};
+use crate::ingest::{Kind, Level, Problem, Sink};
 use crate::jsonrpc::{canonical_json, Id, Item, Message};
 use crate::model::{End, Exchange, FindingKind, Locator, Outcome, Payload, Severity, Timestamp};
 use observe::{Observation, Stray};
@@ -289,7 +289,8 @@ impl Sink for Correlator {
         }
     }
 
-    fn problem(&mut self, p: Problem) {
+    fn problem(&mut self, mut p: Problem) {
+        p.level = Level::Problem;
         // Bounded: a file of garbage lines must not keep a message per line.
         if self.out.problems.len() < MAX_LISTED {
             self.out.problems.push(p);
@@ -298,7 +299,8 @@ impl Sink for Correlator {
         }
     }
 
-    fn notice(&mut self, p: Problem) {
+    fn notice(&mut self, mut p: Problem) {
+        p.level = Level::Notice;
         if self.out.notices.len() < MAX_LISTED {
             self.out.notices.push(p);
         } else {
@@ -608,22 +610,24 @@ impl Correlator {
     pub fn finish(mut self) -> Analysis {
         self.flush_stdio_pending(End::CaptureEnded);
         if self.unlisted_problems > 0 {
-            self.out.problems.push(Problem {
-                locator: Locator::Input,
-                message: format!(
+            self.out.problems.push(Problem::cap(
+                Locator::Input,
+                format!(
                     "{} more problems in this input were not listed one by one",
                     self.unlisted_problems
                 ),
-            });
+            ));
         }
         if self.unlisted_notices > 0 {
-            self.out.notices.push(Problem {
-                locator: Locator::Input,
-                message: format!(
+            self.out.notices.push(Problem::of(
+                Level::Notice,
+                Kind::Cap,
+                Locator::Input,
+                format!(
                     "{} more notes were not listed one by one",
                     self.unlisted_notices
                 ),
-            });
+            ));
         }
         self.finish_legacy();
         for c in &mut self.out.calls {

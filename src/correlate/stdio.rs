@@ -19,10 +19,8 @@ impl Correlator {
             let msg = match &item.decoded {
                 Decoded::Message(msg) => (**msg).clone(),
                 Decoded::NotJson(e) => {
-                    let problem = Problem {
-                        locator: locator.clone(),
-                        message: format!("message is not JSON: {e}"),
-                    };
+                    let problem =
+                        Problem::new(locator.clone(), format!("message is not JSON: {e}"));
                     let from_server = m.dir != Some(Direction::ClientToServer);
                     match self.lone_call().filter(|_| from_server) {
                         Some(p) if p.attributed.is_none() => {

@@ -194,7 +194,7 @@ pub fn of_http(x: &HttpExchange, items: &[Item]) -> Timeline {
             };
             t.events.push(EventMark {
                 event: e.event.clone(),
-                id: e.id.clone(),
+                id: e.id.as_deref().map(str::to_owned),
                 ts: e.ts,
                 what,
             });

@@ -529,12 +529,9 @@ pub fn read_message_log(
         line_no += 1;
         let locator = Locator::Line { line: line_no };
         if total > buf.len() as u64 {
-            sink.problem(Problem {
-                locator,
-                message: format!(
-                    "line is {total} bytes, over the {max_line}-byte record limit; skipped"
-                ),
-            });
+            sink.problem(Problem::cap(locator, format!(
+                    "line is {total} bytes, over the {max_line}-byte record limit; skipped (raise --max-record-bytes to read it)"
+                )));
             buf.clear();
             continue;
         }
@@ -544,11 +541,11 @@ pub fn read_message_log(
             continue;
         };
         if serde_json::from_str::<serde::de::IgnoredAny>(json).is_err() {
-            sink.problem(Problem {
+            sink.problem(Problem::new(
                 locator,
-                message: "the JSON-RPC message on this line is not valid JSON (cut by the logger?)"
+                "the JSON-RPC message on this line is not valid JSON (cut by the logger?)"
                     .to_owned(),
-            });
+            ));
             continue;
         }
         sink.exchange(Exchange {

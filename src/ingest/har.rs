@@ -12,7 +12,9 @@
 //! never by much. An entry that starts before one already handed on is handed on
 //! anyway and reported once, rather than buffering a whole file to be sure.
 
-use super::{IngestError, Problem, Sink};
+use super::inflate::{inflate_all, Coding, Stop};
+use super::meter::{metered, Meter};
+use super::{IngestError, Kind, Level, Problem, Sink};
 use crate::config::Limits;
 use crate::model::{
     Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
@@ -33,9 +35,6 @@ pub const REORDER_WINDOW: usize = 1024;
 /// How many body bytes may wait in the window: a window of large SSE bodies is emptied
 /// earlier, so that memory stays bounded by bytes as well as by count.
 const REORDER_WINDOW_BYTES: u64 = 64 << 20;
-
-/// Most bytes a body that the recorder left compressed may inflate to.
-const MAX_INFLATE: u64 = 256 << 20;
 
 /// Reads a whole HAR document from `reader`.
 pub fn read(reader: impl Read, limits: &Limits, sink: &mut dyn Sink) -> Result<(), IngestError> {
@@ -66,22 +65,42 @@ pub(crate) fn read_with_window(
         saw_entries: false,
         entries_open: false,
     };
-    let mut de =
-        serde_json::Deserializer::from_reader(io::BufReader::with_capacity(256 << 10, reader));
-    let outcome = RootSeed { state: &mut state }
-        .deserialize(&mut de)
-        .and_then(|()| de.end());
+    // One entry may not grow past the record cap: refused byte by byte before serde
+    // buffers it.
+    let meter = Meter::new(limits.max_record_bytes as u64);
+    let mut de = serde_json::Deserializer::from_reader(metered(
+        io::BufReader::with_capacity(256 << 10, reader),
+        meter.clone(),
+    ));
+    let outcome = RootSeed {
+        state: &mut state,
+        meter: &meter,
+    }
+    .deserialize(&mut de)
+    .and_then(|()| de.end());
     let result = match outcome {
+        Err(_) if meter.tripped() => {
+            state.sink.problem(Problem::cap(
+                Locator::Entry {
+                    entry: state.next_index,
+                },
+                format!(
+                    "cap: entry {} is larger than the {}-byte record cap; it and the entries after it were not read (raise --max-record-bytes)",
+                    state.next_index,
+                    meter.cap()
+                ),
+            ));
+            Ok(())
+        }
         Ok(()) if !state.saw_log => Err(IngestError::Har(
             "a JSON object without a \"log\" member: not a HAR".to_owned(),
         )),
         Ok(()) => {
             if !state.saw_entries {
-                state.sink.problem(Problem {
-                    locator: Locator::Input,
-                    message: "the HAR \"log\" has no \"entries\" list: nothing to analyse"
-                        .to_owned(),
-                });
+                state.sink.problem(Problem::new(
+                    Locator::Input,
+                    "the HAR \"log\" has no \"entries\" list: nothing to analyse".to_owned(),
+                ));
             }
             Ok(())
         }
@@ -96,12 +115,12 @@ pub(crate) fn read_with_window(
                     crate::text::describe_json_error(&e)
                 )
             };
-            state.sink.problem(Problem {
-                locator: Locator::Entry {
+            state.sink.problem(Problem::new(
+                Locator::Entry {
                     entry: state.next_index,
                 },
-                message: what,
-            });
+                what,
+            ));
             Ok(())
         }
         Err(e) => Err(IngestError::Har(if e.is_eof() {
@@ -222,43 +241,40 @@ impl State<'_> {
             self.emit_one();
         }
         if let Some((entry, n)) = self.late.take() {
-            self.sink.notice(Problem {
-                locator: Locator::Entry { entry },
-                message: format!(
+            self.sink.notice(Problem::notice(Kind::Order, Locator::Entry { entry }, format!(
                     "{n} entr{} started before entries already analysed (more than {} entries out of startedDateTime order); they were analysed out of time order, which can mislabel repeats",
                     if n == 1 { "y" } else { "ies" },
                     self.window
-                ),
-            });
+                )));
         }
         if let Some((entry, why)) = self.synthesized.take() {
-            self.sink.notice(Problem {
-                locator: Locator::Entry { entry },
-                message: format!(
+            self.sink.notice(Problem::notice(Kind::Other, Locator::Entry { entry }, format!(
                     "this HAR is not a recording of real HTTP ({why}); it was written by a tool that synthesizes HAR from MCP messages, so its entries were read as messages without HTTP (no status, headers or timing verdicts)"
-                ),
-            });
+                )));
         }
     }
 
-    fn entry(&mut self, raw: &str) {
+    fn entry(&mut self, raw: Box<RawValue>) {
         let index = self.next_index;
         self.next_index += 1;
         let locator = Locator::Entry { entry: index };
-        let entry: RawEntry = match serde_json::from_str(raw) {
+        let parsed = serde_json::from_str::<RawEntry>(raw.get());
+        // The raw text is not needed once parsed: free it before bodies are decoded.
+        drop(raw);
+        let entry: RawEntry = match parsed {
             Ok(e) => e,
             Err(e) => {
-                self.sink.problem(Problem {
+                self.sink.problem(Problem::new(
                     locator,
-                    message: format!(
+                    format!(
                         "not a valid HAR entry: {} (counted within this entry)",
                         crate::text::describe_json_error(&e)
                     ),
-                });
+                ));
                 return;
             }
         };
-        let mut problems = Vec::new();
+        let mut problems = Notes::default();
         let start = entry
             .started_date_time
             .as_deref()
@@ -294,12 +310,25 @@ impl State<'_> {
                 },
             );
         }
-        for message in problems {
-            self.sink.problem(Problem {
-                locator: locator.clone(),
-                message,
-            });
+        for (kind, message) in problems.0 {
+            self.sink
+                .problem(Problem::of(Level::Problem, kind, locator.clone(), message));
         }
+    }
+}
+
+/// What went wrong inside one entry, typed, before it is handed to the sink.
+#[derive(Default)]
+struct Notes(Vec<(Kind, String)>);
+
+impl Notes {
+    /// A field that could not be read as HAR says.
+    fn push(&mut self, message: String) {
+        self.0.push((Kind::Malformed, message));
+    }
+    /// Something cut by a limit.
+    fn cap(&mut self, message: String) {
+        self.0.push((Kind::Cap, message));
     }
 }
 
@@ -307,6 +336,7 @@ impl State<'_> {
 
 struct RootSeed<'s, 'a> {
     state: &'s mut State<'a>,
+    meter: &'s Meter,
 }
 
 impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_> {
@@ -327,7 +357,16 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_> {
                 self.state.saw_log = true;
                 map.next_value_seed(LogSeed {
                     state: &mut *self.state,
+                    meter: self.meter,
                 })?;
+            } else if key == "log" {
+                // JSON leaves duplicate members undefined; the first is read, and the
+                // entries of the second would be lost without a word.
+                self.state.sink.problem(Problem::new(
+                    Locator::Input,
+                    "a second \"log\" member: only the first is read (a HAR has one); the entries of this one are not analysed",
+                ));
+                map.next_value::<IgnoredAny>()?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -338,6 +377,7 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_> {
 
 struct LogSeed<'s, 'a> {
     state: &'s mut State<'a>,
+    meter: &'s Meter,
 }
 
 impl<'de> DeserializeSeed<'de> for LogSeed<'_, '_> {
@@ -358,7 +398,19 @@ impl<'de> Visitor<'de> for LogSeed<'_, '_> {
                 self.state.saw_entries = true;
                 map.next_value_seed(EntriesSeed {
                     state: &mut *self.state,
+                    meter: self.meter,
                 })?;
+            } else if key == "entries" {
+                self.state.sink.problem(Problem::new(
+                    Locator::Entry {
+                        entry: self.state.next_index,
+                    },
+                    format!(
+                        "a second \"entries\" list in \"log\": only the first ({} entries) is read; the entries of this one are not analysed",
+                        self.state.next_index
+                    ),
+                ));
+                map.next_value::<IgnoredAny>()?;
             } else {
                 map.next_value::<IgnoredAny>()?;
             }
@@ -369,6 +421,7 @@ impl<'de> Visitor<'de> for LogSeed<'_, '_> {
 
 struct EntriesSeed<'s, 'a> {
     state: &'s mut State<'a>,
+    meter: &'s Meter,
 }
 
 impl<'de> DeserializeSeed<'de> for EntriesSeed<'_, '_> {
@@ -387,9 +440,15 @@ impl<'de> Visitor<'de> for EntriesSeed<'_, '_> {
         // Each entry is taken as raw text (one entry in memory at a time) and parsed
         // on its own, so a bad entry does not stop the ones after it.
         self.state.entries_open = true;
-        while let Some(raw) = seq.next_element::<Box<RawValue>>()? {
-            self.state.entry(raw.get());
+        loop {
+            self.meter.start();
+            let Some(raw) = seq.next_element::<Box<RawValue>>()? else {
+                break;
+            };
+            self.meter.stop();
+            self.state.entry(raw);
         }
+        self.meter.stop();
         Ok(())
     }
 }
@@ -589,7 +648,7 @@ fn timing(e: &RawEntry, start: Option<Timestamp>) -> Timing {
 fn request(
     req: Option<&RawRequest>,
     start: Option<Timestamp>,
-    problems: &mut Vec<String>,
+    problems: &mut Notes,
 ) -> HttpRequest {
     let Some(req) = req else {
         problems.push("the entry has no \"request\"".to_owned());
@@ -601,22 +660,22 @@ fn request(
     let body = match &req.post_data {
         None => Vec::new(),
         Some(p) => {
-            let text = p.text.as_deref().unwrap_or("");
+            let text = p.text.clone().unwrap_or_default();
             let b64 = p
                 .encoding
                 .as_deref()
                 .or(p.vendor_encoding.as_deref())
                 .is_some_and(|e| e.eq_ignore_ascii_case("base64"));
             if b64 {
-                base64_decode(text).unwrap_or_else(|| {
+                base64_decode(text.into_bytes()).unwrap_or_else(|text| {
                     problems.push(
                         "request postData.text says base64 but is not valid base64; kept as text"
                             .to_owned(),
                     );
-                    text.as_bytes().to_vec()
+                    text
                 })
             } else {
-                text.as_bytes().to_vec()
+                text.into_bytes()
             }
         }
     };
@@ -633,7 +692,7 @@ fn exchange(
     mut e: RawEntry,
     start: Option<Timestamp>,
     limits: &Limits,
-    problems: &mut Vec<String>,
+    problems: &mut Notes,
 ) -> HttpExchange {
     let request = request(e.request.as_ref(), start, problems);
     let timing = timing(&e, start);
@@ -691,7 +750,7 @@ fn exchange(
     let (bytes, mut end) = content_bytes(resp.content.take(), &headers, limits, problems);
     let body = match bytes {
         None => Body::NotRecorded,
-        Some(b) => super::body_from_recorded(&headers, b),
+        Some(b) => super::body_from_recorded(&headers, b, crate::sse::Budget::from_limits(limits)),
     };
     if let Some(note) = &reason {
         // A status, then an error: the head arrived and the body was cut.
@@ -740,7 +799,7 @@ fn content_bytes(
     content: Option<RawContent>,
     headers: &Headers,
     limits: &Limits,
-    problems: &mut Vec<String>,
+    problems: &mut Notes,
 ) -> (Option<Vec<u8>>, End) {
     let Some(c) = content else {
         return (None, End::Complete);
@@ -758,22 +817,19 @@ fn content_bytes(
         .as_deref()
         .is_some_and(|e| e.trim().eq_ignore_ascii_case("base64"));
     let raw = if b64 {
-        match base64_decode(&text) {
-            Some(b) => b,
-            None => {
-                problems.push(
-                    "response content.text says base64 but is not valid base64; kept as text"
-                        .to_owned(),
-                );
-                text.into_bytes()
-            }
-        }
+        // Decoded in the text's own buffer: no second copy of a large body.
+        base64_decode(text.into_bytes()).unwrap_or_else(|text| {
+            problems.push(
+                "response content.text says base64 but is not valid base64; kept as text"
+                    .to_owned(),
+            );
+            text
+        })
     } else {
         text.into_bytes()
     };
     let raw_len = raw.len();
-    let cap = MAX_INFLATE.min(limits.max_decompressed_bytes);
-    let (bytes, capped) = inflate_if_compressed(raw, headers, cap, problems);
+    let (bytes, capped) = inflate_if_compressed(raw, headers, limits, problems);
     let mut end = End::Complete;
     if capped {
         end = End::Truncated;
@@ -788,12 +844,14 @@ fn content_bytes(
 }
 
 /// HAR text is meant to be decoded already; some writers keep the compressed bytes
-/// (base64'd). Sniff gzip and zlib magic rather than trust `Content-Encoding`.
+/// (base64'd). Sniff gzip and zlib magic rather than trust `Content-Encoding`. The
+/// output is bounded by the record cap (and the decompression cap) through the one
+/// shared decoder.
 fn inflate_if_compressed(
     raw: Vec<u8>,
     headers: &Headers,
-    cap: u64,
-    problems: &mut Vec<String>,
+    limits: &Limits,
+    problems: &mut Notes,
 ) -> (Vec<u8>, bool) {
     let coding = headers
         .get("content-encoding")
@@ -812,26 +870,17 @@ fn inflate_if_compressed(
         }
         return (raw, false);
     }
-    let mut out = Vec::new();
-    let result = if gzip {
-        flate2::read::MultiGzDecoder::new(&raw[..])
-            .take(cap.saturating_add(1))
-            .read_to_end(&mut out)
-    } else {
-        flate2::read::ZlibDecoder::new(&raw[..])
-            .take(cap.saturating_add(1))
-            .read_to_end(&mut out)
-    };
-    match result {
-        Ok(_) if out.len() as u64 > cap => {
-            out.truncate(cap as usize);
-            problems.push(format!(
-                "the compressed body expands past {cap} bytes; only the first {cap} were analysed"
+    let (cap, flag) = body_cap(limits);
+    let (out, res) = inflate_all(&raw, if gzip { Coding::Gzip } else { Coding::Zlib }, cap);
+    match res {
+        Ok(()) => (out, false),
+        Err(Stop::Cap(cap)) => {
+            problems.cap(format!(
+                "cap: the compressed body expands past {cap} bytes; only the first {cap} were analysed (raise {flag})"
             ));
             (out, true)
         }
-        Ok(_) => (out, false),
-        Err(e) => {
+        Err(Stop::Invalid(e)) => {
             problems.push(format!(
                 "the body starts like {} data but does not decompress ({e}); kept as recorded",
                 if gzip { "gzip" } else { "zlib" }
@@ -841,13 +890,23 @@ fn inflate_if_compressed(
     }
 }
 
+/// The most bytes one decoded body may take, and the flag that raises it.
+fn body_cap(limits: &Limits) -> (u64, &'static str) {
+    let record = limits.max_record_bytes as u64;
+    if record <= limits.max_decompressed_bytes {
+        (record, "--max-record-bytes")
+    } else {
+        (limits.max_decompressed_bytes, "--max-decompressed-bytes")
+    }
+}
+
 /// Entries of a HAR synthesized from MCP messages: the request body is a message from
 /// the client and the response body one from the server, without an HTTP layer.
 fn messages(
     mut e: RawEntry,
     start: Option<Timestamp>,
     limits: &Limits,
-    problems: &mut Vec<String>,
+    problems: &mut Notes,
 ) -> Vec<Payload> {
     let mut out = Vec::new();
     let req = request(e.request.as_ref(), start, problems);
@@ -865,7 +924,8 @@ fn messages(
     if let (Some(body), _) = content_bytes(resp.content.take(), &headers, limits, problems) {
         let text = String::from_utf8_lossy(&body);
         if crate::sse::looks_like_event_stream(&body) {
-            for ev in crate::sse::parse_body(&body).events {
+            for ev in crate::sse::parse_body(&body, crate::sse::Budget::from_limits(limits)).events
+            {
                 out.push(Payload::Stdio(StdioMessage {
                     dir: Some(Direction::ServerToClient),
                     json: ev.data,
@@ -885,13 +945,29 @@ fn messages(
     out
 }
 
-/// Standard or URL-safe base64, padding optional, whitespace ignored.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3 + 3);
+/// Standard or URL-safe base64, padding optional, whitespace ignored. Decoded in
+/// place (output is never longer than input), so a large body is never copied; on
+/// bad input the text comes back untouched.
+fn base64_decode(mut text: Vec<u8>) -> Result<Vec<u8>, Vec<u8>> {
+    // A first pass only checks, so the buffer is written only when it will decode.
+    if base64_pass(&mut text, false).is_none() {
+        return Err(text);
+    }
+    let n = base64_pass(&mut text, true).unwrap_or(0);
+    text.truncate(n);
+    Ok(text)
+}
+
+/// One pass over base64 text: the decoded length, `None` when not valid; `write`
+/// puts the decoded bytes at the front of `text` (writing never overtakes reading:
+/// four characters give three bytes).
+fn base64_pass(text: &mut [u8], write: bool) -> Option<usize> {
     let mut acc: u32 = 0;
     let mut bits: u32 = 0;
     let mut padding = false;
-    for c in text.bytes() {
+    let mut w = 0usize;
+    for r in 0..text.len() {
+        let c = text[r];
         let v = match c {
             b'A'..=b'Z' => c - b'A',
             b'a'..=b'z' => c - b'a' + 26,
@@ -912,12 +988,15 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
         bits += 6;
         if bits >= 8 {
             bits -= 8;
-            out.push((acc >> bits) as u8);
+            if write {
+                text[w] = (acc >> bits) as u8;
+            }
+            w += 1;
             acc &= (1 << bits) - 1;
         }
     }
     // A lone sixth of a byte left over is not valid base64.
-    (bits < 6).then_some(out)
+    (bits < 6).then_some(w)
 }
 
 #[cfg(test)]
@@ -950,13 +1029,15 @@ mod tests {
 
     #[test]
     fn base64_variants() {
-        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
-        assert_eq!(base64_decode("aGVsbG8").unwrap(), b"hello");
-        assert_eq!(base64_decode("aGVs\nbG8=").unwrap(), b"hello");
-        assert_eq!(base64_decode("-_8=").unwrap(), [0xfb, 0xff]);
-        assert!(base64_decode("a").is_none());
-        assert!(base64_decode("aGVs*").is_none());
-        assert!(base64_decode("aG=Vs").is_none());
+        let b64 = |t: &str| base64_decode(t.as_bytes().to_vec());
+        assert_eq!(b64("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(b64("aGVsbG8").unwrap(), b"hello");
+        assert_eq!(b64("aGVs\nbG8=").unwrap(), b"hello");
+        assert_eq!(b64("-_8=").unwrap(), [0xfb, 0xff]);
+        // Bad input comes back as it was, so it can be kept as text.
+        assert_eq!(b64("a").unwrap_err(), b"a");
+        assert_eq!(b64("aGVs*").unwrap_err(), b"aGVs*");
+        assert_eq!(b64("aG=Vs").unwrap_err(), b"aG=Vs");
     }
 
     #[test]

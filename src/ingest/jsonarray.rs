@@ -9,11 +9,14 @@
 //!
 //! The kind is decided per element, so an unknown element is a problem naming its index.
 
+use super::meter::{metered, Meter};
 use super::{Problem, Sink};
+use crate::config::Limits;
 use crate::model::{
     Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
     Payload, StdioMessage, Timestamp,
 };
+use crate::sse::Budget;
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -21,11 +24,34 @@ use std::io::Read;
 
 /// Reads a JSON array from `reader`, pushing what each element holds; returns how
 /// many elements were of a kind this reader knows (none: not an MCP input at all).
-pub fn read(reader: impl Read, sink: &mut dyn Sink) -> Result<Counts, String> {
-    let mut de = serde_json::Deserializer::from_reader(reader);
-    let counts = de
-        .deserialize_seq(Elements { sink })
-        .map_err(|e| crate::text::describe_json_error(&e))?;
+/// An element larger than `--max-record-bytes` stops the reading before it is
+/// buffered: it and the elements after it are reported as not read.
+pub fn read(reader: impl Read, limits: &Limits, sink: &mut dyn Sink) -> Result<Counts, String> {
+    let meter = Meter::new(limits.max_record_bytes as u64);
+    let mut de = serde_json::Deserializer::from_reader(metered(reader, meter.clone()));
+    // 1-based, like lines and frames.
+    let mut next = 1u64;
+    let res = de.deserialize_seq(Elements {
+        sink: &mut *sink,
+        budget: Budget::from_limits(limits),
+        meter: &meter,
+        next: &mut next,
+    });
+    if meter.tripped() {
+        sink.problem(Problem::cap(
+            Locator::Entry { entry: next },
+            format!(
+                "cap: array element {next} is larger than the {}-byte record cap; it and the elements after it were not read (raise --max-record-bytes)",
+                meter.cap()
+            ),
+        ));
+        // What was read before the cap still counts as MCP.
+        return Ok(Counts {
+            known: next.saturating_sub(1).max(1),
+            other: 0,
+        });
+    }
+    let counts = res.map_err(|e| crate::text::describe_json_error(&e))?;
     de.end().map_err(|e| format!("after the array: {e}"))?;
     Ok(counts)
 }
@@ -39,6 +65,9 @@ pub struct Counts {
 
 struct Elements<'s> {
     sink: &'s mut dyn Sink,
+    budget: Budget,
+    meter: &'s Meter,
+    next: &'s mut u64,
 }
 
 impl<'de> Visitor<'de> for Elements<'_> {
@@ -47,16 +76,21 @@ impl<'de> Visitor<'de> for Elements<'_> {
         f.write_str("a JSON array of log entries")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Counts, A::Error> {
-        let mut index: u64 = 1; // 1-based, like lines and frames
         let mut counts = Counts::default();
-        while let Some(v) = seq.next_element_seed(OneValue)? {
-            if element(index, v, self.sink) {
+        loop {
+            self.meter.start();
+            let Some(v) = seq.next_element_seed(OneValue)? else {
+                break;
+            };
+            self.meter.stop();
+            if element(*self.next, v, self.budget, self.sink) {
                 counts.known += 1;
             } else {
                 counts.other += 1;
             }
-            index += 1;
+            *self.next += 1;
         }
+        self.meter.stop();
         Ok(counts)
     }
 }
@@ -97,29 +131,28 @@ fn headers(v: Option<&Value>) -> Headers {
 }
 
 /// Reads one element; false when it is of no kind this reader knows.
-fn element(index: u64, v: Value, sink: &mut dyn Sink) -> bool {
+fn element(index: u64, v: Value, budget: Budget, sink: &mut dyn Sink) -> bool {
     let locator = Locator::Entry { entry: index };
     let Value::Object(o) = v else {
-        sink.problem(Problem {
+        sink.problem(Problem::new(
             locator,
-            message: "array element is not an object".to_owned(),
-        });
+            "array element is not an object".to_owned(),
+        ));
         return false;
     };
     if o.contains_key("requestHeaders")
         || (o.contains_key("url") && o.contains_key("method") && o.contains_key("category"))
     {
-        inspector_network(locator, &o, sink);
+        inspector_network(locator, &o, budget, sink);
     } else if o.contains_key("direction") && o.contains_key("message") {
         inspector_protocol(locator, &o, sink);
     } else if o.contains_key("status") && o.contains_key("name") && o.contains_key("id") {
         conformance_check(locator, &o, sink);
     } else {
-        sink.problem(Problem {
+        sink.problem(Problem::new(
             locator,
-            message: "not an MCP Inspector network or protocol entry, nor a conformance check"
-                .to_owned(),
-        });
+            "not an MCP Inspector network or protocol entry, nor a conformance check".to_owned(),
+        ));
         return false;
     }
     true
@@ -127,7 +160,12 @@ fn element(index: u64, v: Value, sink: &mut dyn Sink) -> bool {
 
 /// `FetchRequestEntry {id, timestamp, method, url, requestHeaders, requestBody?,
 /// responseStatus?, responseHeaders?, responseBody?, duration?, error?, category}`.
-fn inspector_network(locator: Locator, o: &Map<String, Value>, sink: &mut dyn Sink) {
+fn inspector_network(
+    locator: Locator,
+    o: &Map<String, Value>,
+    budget: Budget,
+    sink: &mut dyn Sink,
+) {
     let start = ts(o.get("timestamp"));
     let end_ts = match (start, o.get("duration").and_then(Value::as_f64)) {
         (Some(t), Some(ms)) => Some(t.plus_millis(ms)),
@@ -141,7 +179,7 @@ fn inspector_network(locator: Locator, o: &Map<String, Value>, sink: &mut dyn Si
             let headers = headers(o.get("responseHeaders"));
             let body = match text(o.get("responseBody")) {
                 None => Body::NotRecorded,
-                Some(b) => super::body_from_recorded(&headers, b.into_bytes()),
+                Some(b) => super::body_from_recorded(&headers, b.into_bytes(), budget),
             };
             HttpResponse {
                 status: status as u16,
@@ -258,7 +296,7 @@ mod tests {
           7
         ]"#;
         let mut sink = Collect::default();
-        read(input.as_bytes(), &mut sink).unwrap();
+        read(input.as_bytes(), &Limits::default(), &mut sink).unwrap();
         assert_eq!(sink.exchanges.len(), 4);
         assert!(
             matches!(&sink.exchanges[0].payload, Payload::Http(x) if x.response.as_ref().unwrap().status == 503)
@@ -266,6 +304,32 @@ mod tests {
         assert_eq!(sink.problems.len(), 1);
         assert_eq!(sink.problems[0].locator, Locator::Entry { entry: 4 });
         let mut sink = Collect::default();
-        assert!(read(&b"[{\"a\":"[..], &mut sink).is_err());
+        assert!(read(&b"[{\"a\":"[..], &Limits::default(), &mut sink).is_err());
+    }
+
+    #[test]
+    fn an_element_over_the_record_cap_is_refused_before_it_is_buffered() {
+        let small = r#"{"id":"2","timestamp":"2026-08-10T09:45:01.000Z","direction":"request","origin":"client","message":{"jsonrpc":"2.0","id":1,"method":"ping"},"duration":5}"#;
+        let big = format!(
+            r#"{{"direction":"request","message":"{}"}}"#,
+            "x".repeat(5000)
+        );
+        let input = format!("[{small},{big},{small}]");
+        let limits = Limits {
+            max_record_bytes: 1000,
+            ..Limits::default()
+        };
+        let mut sink = Collect::default();
+        read(input.as_bytes(), &limits, &mut sink).unwrap();
+        assert_eq!(
+            sink.exchanges.len(),
+            1,
+            "the element before the cut is read"
+        );
+        let caps: Vec<_> = sink.of_kind(crate::ingest::Kind::Cap).collect();
+        assert_eq!(caps.len(), 1);
+        // Entries count from 1: the second element is entry 2.
+        assert_eq!(caps[0].locator, Locator::Entry { entry: 2 });
+        assert!(caps[0].message.contains("--max-record-bytes"));
     }
 }

@@ -9,11 +9,13 @@ use crate::model::{
     Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
     Payload, SseBody, SseEvent, StdioMessage, Timestamp,
 };
+use crate::sse::{Budget, Events};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{self, BufRead};
+use std::sync::Arc;
 
 /// What a JSONL input held, by kind of line, so the caller can tell an MCP log with
 /// bad lines (a problem) from a file with no MCP record at all (not an input).
@@ -43,13 +45,10 @@ pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> 
         line_no += 1;
         let locator = Locator::Line { line: line_no };
         if total > buf.len() as u64 {
-            sink.problem(Problem {
-                locator,
-                message: format!(
+            sink.problem(Problem::cap(locator, format!(
                     "line is {total} bytes, over the {}-byte record limit; skipped (raise --max-record-bytes to read it)",
                     limits.max_record_bytes
-                ),
-            });
+                )));
             continue;
         }
         let _ = newline;
@@ -60,18 +59,18 @@ pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> 
         let text = match std::str::from_utf8(bytes) {
             Ok(t) => t,
             Err(e) => {
-                sink.problem(Problem {
+                sink.problem(Problem::new(
                     locator,
-                    message: format!(
+                    format!(
                         "not valid UTF-8 (bad byte 0x{:02x} at column {})",
                         bytes.get(e.valid_up_to()).copied().unwrap_or(0),
                         e.valid_up_to() + 1
                     ),
-                });
+                ));
                 continue;
             }
         };
-        match parse_line(text) {
+        match parse_line(text, Budget::from_limits(limits)) {
             Ok(Line::Payload(payload)) => {
                 counts.records += 1;
                 sink.exchange(Exchange { locator, payload })
@@ -82,15 +81,12 @@ pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> 
             }
             Ok(Line::Foreign) => {
                 counts.foreign += 1;
-                sink.problem(Problem {
-                    locator,
-                    message: FOREIGN.to_owned(),
-                })
+                sink.problem(Problem::new(locator, FOREIGN.to_owned()))
             }
-            Err(Rejected::NotJson(message)) => sink.problem(Problem { locator, message }),
+            Err(Rejected::NotJson(message)) => sink.problem(Problem::new(locator, message)),
             Err(Rejected::Broken(message)) => {
                 counts.broken += 1;
-                sink.problem(Problem { locator, message })
+                sink.problem(Problem::new(locator, message))
             }
         }
     }
@@ -212,7 +208,7 @@ fn raw_body(raw: Option<&&RawValue>) -> Option<String> {
     Some(text.to_owned())
 }
 
-fn parse_line(text: &str) -> Result<Line, Rejected> {
+fn parse_line(text: &str, budget: Budget) -> Result<Line, Rejected> {
     let Some(obj) = shallow(text) else {
         // Not a JSON object: say exactly what it is.
         let value: Value = serde_json::from_str(text).map_err(|e| {
@@ -227,7 +223,7 @@ fn parse_line(text: &str) -> Result<Line, Rejected> {
         )));
     };
     if obj.contains_key("request") {
-        return http_record(&obj)
+        return http_record(&obj, budget)
             .map(|x| Line::Payload(Payload::Http(x)))
             .map_err(Rejected::Broken);
     }
@@ -379,7 +375,7 @@ fn body_text(v: Option<&Value>) -> Option<String> {
     }
 }
 
-fn http_record(obj: &Obj) -> Result<HttpExchange, String> {
+fn http_record(obj: &Obj, budget: Budget) -> Result<HttpExchange, String> {
     let req = obj
         .get("request")
         .and_then(|r| shallow(r.get()))
@@ -413,7 +409,7 @@ fn http_record(obj: &Obj) -> Result<HttpExchange, String> {
         None | Some("null") => None,
         Some(r) if r.starts_with('{') => {
             let resp = shallow(r).ok_or("\"response\" is not a readable object")?;
-            Some(http_response(&resp, obj)?)
+            Some(http_response(&resp, obj, budget)?)
         }
         Some(other) => {
             let kind = serde_json::from_str::<Value>(other)
@@ -440,7 +436,7 @@ fn http_record(obj: &Obj) -> Result<HttpExchange, String> {
     })
 }
 
-fn http_response(resp: &Obj, record: &Obj) -> Result<HttpResponse, String> {
+fn http_response(resp: &Obj, record: &Obj, budget: Budget) -> Result<HttpResponse, String> {
     let status = match raw_value(resp, "status") {
         Some(Value::Number(n)) => n.as_u64().filter(|s| *s <= 999),
         Some(Value::String(s)) => s.trim().parse::<u64>().ok().filter(|s| *s <= 999),
@@ -450,12 +446,12 @@ fn http_response(resp: &Obj, record: &Obj) -> Result<HttpResponse, String> {
     let headers =
         headers(raw_value(resp, "headers").as_ref()).map_err(|e| format!("response {e}"))?;
     let body = if let Some(events) = raw_value(resp, "events") {
-        Body::Sse(events_body(&events)?)
+        Body::Sse(events_body(&events, budget)?)
     } else {
         match raw_body(resp.get("body")) {
             None if resp.contains_key("body") => Body::Bytes(Vec::new()),
             None => Body::NotRecorded,
-            Some(text) => super::body_from_recorded(&headers, text.into_bytes()),
+            Some(text) => super::body_from_recorded(&headers, text.into_bytes(), budget),
         }
     };
     Ok(HttpResponse {
@@ -467,11 +463,12 @@ fn http_response(resp: &Obj, record: &Obj) -> Result<HttpResponse, String> {
 }
 
 /// `"events": [...]`: already-split SSE events, as objects or bare data strings.
-fn events_body(events: &Value) -> Result<SseBody, String> {
+fn events_body(events: &Value, budget: Budget) -> Result<SseBody, String> {
     let list = events
         .as_array()
         .ok_or("response \"events\" is not a list")?;
     let mut body = SseBody::default();
+    let mut kept = Events::new(budget);
     for (i, e) in list.iter().enumerate() {
         let (event, data, id, retry, ts) = match e {
             Value::String(s) => ("message".to_owned(), s.clone(), None, None, None),
@@ -481,7 +478,7 @@ fn events_body(events: &Value) -> Result<SseBody, String> {
                     .unwrap_or("message")
                     .to_owned(),
                 body_text(o.get("data")).unwrap_or_default(),
-                o.get("id").map(scalar),
+                o.get("id").map(|v| Arc::from(scalar(v))),
                 o.get("retry").and_then(Value::as_u64),
                 timestamp(o, &["ts"]),
             ),
@@ -492,7 +489,7 @@ fn events_body(events: &Value) -> Result<SseBody, String> {
                 ))
             }
         };
-        body.events.push(SseEvent {
+        kept.push(SseEvent {
             event,
             data,
             id,
@@ -501,6 +498,9 @@ fn events_body(events: &Value) -> Result<SseBody, String> {
             ts,
         });
     }
+    let (events, cap) = kept.finish();
+    body.events = events;
+    body.problems.extend(cap);
     Ok(body)
 }
 

@@ -5,13 +5,17 @@
 
 mod clientlog;
 mod compress;
+mod diag;
 mod har;
+mod inflate;
 mod jsonarray;
 mod jsonl;
+mod meter;
 mod pcap;
 
 use crate::config::Limits;
-use crate::model::{Body, Exchange, Headers, Locator};
+use crate::model::{Body, Exchange, Headers};
+use crate::sse::Budget;
 pub use compress::Compression;
 use std::io::{self, BufRead, BufReader, Read};
 
@@ -45,12 +49,7 @@ impl Format {
     }
 }
 
-/// A problem with one record of an input; the rest of the input is still read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    pub locator: Locator,
-    pub message: String,
-}
+pub use diag::{Diagnostic, Kind, Level, Problem};
 
 /// Where ingesters push what they read (ripgrep's `Sink`, for exchanges).
 pub trait Sink {
@@ -62,6 +61,13 @@ pub trait Sink {
     /// never counted as an error.
     fn notice(&mut self, p: Problem) {
         let _ = p;
+    }
+    /// A diagnostic, routed by its level.
+    fn diagnostic(&mut self, d: Diagnostic) {
+        match d.level {
+            Level::Problem => self.problem(d),
+            Level::Notice => self.notice(d),
+        }
     }
 }
 
@@ -77,11 +83,23 @@ impl Sink for Collect {
     fn exchange(&mut self, x: Exchange) {
         self.exchanges.push(x);
     }
-    fn problem(&mut self, p: Problem) {
+    fn problem(&mut self, mut p: Problem) {
+        p.level = Level::Problem;
         self.problems.push(p);
     }
-    fn notice(&mut self, p: Problem) {
+    fn notice(&mut self, mut p: Problem) {
+        p.level = Level::Notice;
         self.notices.push(p);
+    }
+}
+
+impl Collect {
+    /// Every problem and notice of `kind` (tests match on kinds, not on words).
+    pub fn of_kind(&self, kind: Kind) -> impl Iterator<Item = &Problem> {
+        self.problems
+            .iter()
+            .chain(&self.notices)
+            .filter(move |p| p.kind == kind)
     }
 }
 
@@ -137,11 +155,11 @@ impl IngestError {
 /// `text/event-stream`, or, with no Content-Type at all, when it starts like one
 /// (loggers often drop headers); raw bytes otherwise. Shared by every reader that
 /// gets bodies as text (JSONL, HAR, JSON arrays).
-pub(crate) fn body_from_recorded(headers: &Headers, bytes: Vec<u8>) -> Body {
+pub(crate) fn body_from_recorded(headers: &Headers, bytes: Vec<u8>, budget: Budget) -> Body {
     let sse = headers.media_type().as_deref() == Some("text/event-stream")
         || (headers.get("content-type").is_none() && crate::sse::looks_like_event_stream(&bytes));
     if sse {
-        Body::Sse(crate::sse::parse_body(&bytes))
+        Body::Sse(crate::sse::parse_body(&bytes, budget))
     } else {
         Body::Bytes(bytes)
     }
@@ -346,7 +364,8 @@ fn read_sniffed(
             Ok(Format::Jsonl)
         }
         Sniffed::JsonArray => {
-            let seen = jsonarray::read(&mut reader, sink).map_err(IngestError::Malformed)?;
+            let seen =
+                jsonarray::read(&mut reader, limits, sink).map_err(IngestError::Malformed)?;
             // As for JSONL: an array of nothing mcpsift knows is someone else's data.
             if seen.known == 0 && seen.other > 0 {
                 return Err(IngestError::NotMcp {

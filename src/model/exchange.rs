@@ -5,6 +5,7 @@
 use super::Timestamp;
 use serde::Serialize;
 use std::fmt;
+use std::sync::Arc;
 
 /// Where in its input a record came from, so a person can find it again.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -126,9 +127,10 @@ pub struct SseEvent {
     pub event: String,
     /// The `data` lines joined with `\n`.
     pub data: String,
-    /// The last event id in force when this event was dispatched.
+    /// The last event id in force when this event was dispatched; shared by every
+    /// event it applies to (one allocation per id, not per event).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub id: Option<String>,
+    pub id: Option<Arc<str>>,
     /// A `retry` field seen in this event's block, in milliseconds.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<u64>,

@@ -28,7 +28,7 @@ fn input_record(ir: &InputReport) -> Value {
         if !list.is_empty() {
             let items: Vec<Value> = list
                 .iter()
-                .map(|p| json!({"location": p.locator, "message": p.message}))
+                .map(|p| json!({"location": p.locator, "kind": p.kind, "message": p.message}))
                 .collect();
             o.insert(key.into(), Value::Array(items));
         }

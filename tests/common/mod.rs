@@ -4,6 +4,8 @@
 
 #![allow(dead_code)]
 
+pub mod mangle;
+
 use etherparse::PacketBuilder;
 use std::net::IpAddr;
 

@@ -8,14 +8,14 @@ mod http1;
 mod link;
 mod tcp;
 
-use super::{IngestError, Problem, Sink};
+use super::{IngestError, Kind, Level, Problem, Sink};
 use crate::config::Limits;
 use crate::model::{Exchange, Locator, Payload, TcpTrail, Timestamp};
 use http1::{Caps, Ctx, Http1, Start};
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
 use std::io::Read;
 use std::net::IpAddr;
@@ -79,8 +79,8 @@ pub fn read(
                 stalls += 1;
                 if stalls > 1 {
                     if !grow(&mut *rdr, &mut size) {
-                        st.note_stop(format!(
-                            "a block larger than {BUFFER_MAX} bytes; the rest of the file is not read"
+                        st.note_stop(Kind::Cap, format!(
+                            "cap: a block larger than {BUFFER_MAX} bytes; the rest of the file is not read (a fixed limit)"
                         ));
                         break;
                     }
@@ -89,8 +89,8 @@ pub fn read(
             }
             Err(PcapError::BufferTooSmall) => {
                 if !grow(&mut *rdr, &mut size) {
-                    st.note_stop(format!(
-                        "a block larger than {BUFFER_MAX} bytes; the rest of the file is not read"
+                    st.note_stop(Kind::Cap, format!(
+                        "cap: a block larger than {BUFFER_MAX} bytes; the rest of the file is not read (a fixed limit)"
                     ));
                     break;
                 }
@@ -102,6 +102,7 @@ pub fn read(
             }
             Err(PcapError::UnexpectedEof) => {
                 st.note_stop(
+                    Kind::Lost,
                     "the file ends inside a record: the capture is truncated (was tcpdump killed?)"
                         .to_owned(),
                 );
@@ -114,10 +115,13 @@ pub fn read(
             }
             Err(e) => {
                 let what = describe(&e);
-                st.note_stop(format!(
-                    "corrupt data after frame {} ({what}); the rest of the file is not read",
-                    st.frame
-                ));
+                st.note_stop(
+                    Kind::Malformed,
+                    format!(
+                        "corrupt data after frame {} ({what}); the rest of the file is not read",
+                        st.frame
+                    ),
+                );
                 break;
             }
         }
@@ -159,6 +163,8 @@ struct Iface {
 }
 
 type Endpoint = (IpAddr, u16);
+/// A connection's endpoints, lower first.
+type ConnKey = (Endpoint, Endpoint);
 
 /// What a connection carries, as far as known.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -190,6 +196,8 @@ struct Conn {
     reported: bool,
     /// Wireshark's `tcp.stream` for this connection.
     stream: u64,
+    /// Its key in `State::by_recency`.
+    tick: u64,
 }
 
 struct State {
@@ -199,15 +207,23 @@ struct State {
     last_ts: Timestamp,
     legacy: Option<Iface>,
     ifaces: Vec<Iface>,
-    conns: HashMap<(Endpoint, Endpoint), Conn>,
     /// The next connection's `tcp.stream` (Wireshark counts from 0, in order of
     /// each conversation's first packet).
     next_stream: u64,
+    conns: HashMap<ConnKey, Conn>,
     out: Vec<Exchange>,
-    problems: Vec<(Locator, String)>,
-    notices: Vec<(Locator, String)>,
-    counts: HashMap<&'static str, u64>,
-    stopped: Option<String>,
+    /// Problems and notices, typed, until the next drain.
+    diags: Vec<Problem>,
+    /// Connections by recency: the tick of their last packet → key. Evicting the
+    /// least recently active is one `pop_first`, never a scan of the table.
+    by_recency: BTreeMap<u64, ConnKey>,
+    tick: u64,
+    /// Connections looked at to choose one to evict (tests check it is one per eviction).
+    evict_work: u64,
+    /// `MAX_CONNS`, smaller in tests.
+    max_conns: usize,
+    counts: HashMap<&'static str, (Kind, u64)>,
+    stopped: Option<(Kind, String)>,
 }
 
 impl State {
@@ -215,8 +231,8 @@ impl State {
         State {
             caps: Caps {
                 body: limits.max_record_bytes,
-                event: limits.max_event_bytes,
                 decoded: limits.max_decompressed_bytes,
+                sse: crate::sse::Budget::from_limits(limits),
             },
             ooo_cap: tcp::DEFAULT_OOO_CAP,
             frame: 0,
@@ -226,8 +242,11 @@ impl State {
             conns: HashMap::new(),
             next_stream: 0,
             out: Vec::new(),
-            problems: Vec::new(),
-            notices: Vec::new(),
+            diags: Vec::new(),
+            by_recency: BTreeMap::new(),
+            tick: 0,
+            evict_work: 0,
+            max_conns: MAX_CONNS,
             counts: HashMap::new(),
             stopped: None,
         }
@@ -237,20 +256,19 @@ impl State {
         for x in self.out.drain(..) {
             sink.exchange(x);
         }
-        for (locator, message) in self.problems.drain(..) {
-            sink.problem(Problem { locator, message });
-        }
-        for (locator, message) in self.notices.drain(..) {
-            sink.notice(Problem { locator, message });
+        for d in self.diags.drain(..) {
+            sink.diagnostic(d);
         }
     }
 
     /// A per-frame problem, reported one by one up to a limit per kind.
-    fn frame_problem(&mut self, kind: &'static str, message: String) {
-        let n = self.counts.entry(kind).or_insert(0);
+    fn frame_problem(&mut self, counter: &'static str, kind: Kind, message: String) {
+        let (_, n) = self.counts.entry(counter).or_insert((kind, 0));
         *n += 1;
         if *n <= PER_KIND {
-            self.problems.push((
+            self.diags.push(Problem::of(
+                Level::Problem,
+                kind,
                 Locator::Frames {
                     request: self.frame,
                     response: None,
@@ -260,8 +278,8 @@ impl State {
         }
     }
 
-    fn note_stop(&mut self, why: String) {
-        self.stopped = Some(why);
+    fn note_stop(&mut self, kind: Kind, why: String) {
+        self.stopped = Some((kind, why));
     }
 
     fn block(&mut self, block: PcapBlockOwned<'_>) {
@@ -299,6 +317,7 @@ impl State {
                 let Some(iface) = self.ifaces.get(epb.if_id as usize).copied() else {
                     self.frame_problem(
                         "no-iface",
+                        Kind::Malformed,
                         format!(
                             "packet names interface {} that no Interface Description Block described; skipped",
                             epb.if_id
@@ -321,6 +340,7 @@ impl State {
                 let Some(iface) = self.ifaces.first().copied() else {
                     self.frame_problem(
                         "no-iface",
+                        Kind::Malformed,
                         "simple packet block before any Interface Description Block; skipped"
                             .to_owned(),
                     );
@@ -344,18 +364,18 @@ impl State {
             Ok(l3) => l3,
             Err(link::LinkError::NotIp(_)) => return,
             Err(e @ link::LinkError::UnsupportedLinkType(_)) => {
-                self.frame_problem("linktype", e.to_string());
+                self.frame_problem("linktype", Kind::Skipped, e.to_string());
                 return;
             }
             Err(e) => {
-                self.frame_problem("short", e.to_string());
+                self.frame_problem("short", Kind::Malformed, e.to_string());
                 return;
             }
         };
         let pkt = match etherparse::LaxSlicedPacket::from_ip(l3.bytes) {
             Ok(p) => p,
             Err(e) => {
-                self.frame_problem("ip", format!("not a valid IP packet: {e}"));
+                self.frame_problem("ip", Kind::Malformed, format!("not a valid IP packet: {e}"));
                 return;
             }
         };
@@ -378,6 +398,7 @@ impl State {
             if fragmented {
                 self.frame_problem(
                     "fragment",
+                    Kind::Lost,
                     format!("IP fragment {src} → {dst}: fragments are not reassembled, so its TCP data is lost"),
                 );
             }
@@ -386,6 +407,7 @@ impl State {
         if fragmented {
             self.frame_problem(
                 "fragment",
+                Kind::Lost,
                 format!("IP fragment {src} → {dst}: fragments are not reassembled, so its TCP data is lost"),
             );
             return;
@@ -414,6 +436,7 @@ impl State {
                 .is_some_and(|c| c.bytes.iter().any(|&b| b > 0) || c.fin_done.iter().any(|&f| f));
             if reused {
                 if let Some(c) = self.conns.remove(&key) {
+                    self.by_recency.remove(&c.tick);
                     self.close(c, End2::CaptureEnded);
                 }
             }
@@ -423,7 +446,7 @@ impl State {
                 // A bare ACK or RST of a connection we know nothing of.
                 return;
             }
-            if self.conns.len() >= MAX_CONNS {
+            if self.conns.len() >= self.max_conns {
                 self.evict();
             }
             self.conns.insert(
@@ -443,6 +466,7 @@ impl State {
                     last_ts: seg.ts,
                     reported: false,
                     stream: self.next_stream,
+                    tick: 0,
                 },
             );
             self.next_stream += 1;
@@ -451,6 +475,7 @@ impl State {
             return;
         };
         let before = self.out.len();
+        self.by_recency.remove(&c.tick);
         let d = usize::from(c.ends[0] != from);
         c.last_ts = c.last_ts.max(seg.ts);
         let mut chunks = Vec::new();
@@ -458,8 +483,7 @@ impl State {
             h.push(seg, &mut chunks);
         }
         let mut cx = Ctx {
-            problems: &mut self.problems,
-            notices: &mut self.notices,
+            diags: &mut self.diags,
             out: &mut self.out,
         };
         c.feed(d, chunks, self.caps, &mut cx);
@@ -485,6 +509,9 @@ impl State {
             self.close(c, End2::Closed);
             return;
         }
+        self.tick += 1;
+        c.tick = self.tick;
+        self.by_recency.insert(self.tick, key);
         self.conns.insert(key, c);
     }
 
@@ -504,18 +531,20 @@ impl State {
         }
     }
 
+    /// Closes the least recently active connection to make room for a new one.
     fn evict(&mut self) {
-        let oldest = self
-            .conns
-            .iter()
-            .min_by_key(|(_, c)| (c.last_ts, c.first_frame))
-            .map(|(k, _)| *k);
-        if let Some(c) = oldest.and_then(|k| self.conns.remove(&k)) {
+        while let Some((_, key)) = self.by_recency.pop_first() {
+            self.evict_work += 1;
+            let Some(c) = self.conns.remove(&key) else {
+                continue;
+            };
             self.frame_problem(
                 "evict",
-                format!("more than {MAX_CONNS} TCP connections open at once; the least recently active one is closed early (its open exchanges end as capture_ended)"),
+                Kind::Cap,
+                format!("cap: more than {MAX_CONNS} TCP connections open at once; the least recently active one is closed early (its open exchanges end as capture_ended; a fixed limit)"),
             );
             self.close(c, End2::CaptureEnded);
+            return;
         }
     }
 
@@ -524,8 +553,7 @@ impl State {
         let ts = c.last_ts;
         let before = self.out.len();
         let mut cx = Ctx {
-            problems: &mut self.problems,
-            notices: &mut self.notices,
+            diags: &mut self.diags,
             out: &mut self.out,
         };
         if how == End2::CaptureEnded {
@@ -539,6 +567,27 @@ impl State {
             c.check_fins(ts, &mut cx);
             if let Some(h) = c.http.as_mut() {
                 h.capture_ended(ts, &mut cx);
+            }
+        } else {
+            // Both sides said FIN and every byte before it was read; bytes still held
+            // came after a FIN. They are named, not dropped in silence.
+            for d in 0..2 {
+                let held = c.half.get_mut(d).map_or(0, HalfStream::discard_held);
+                if held > 0 {
+                    cx.diags.push(Problem::of(
+                        Level::Problem,
+                        Kind::Lost,
+                        Locator::Frames {
+                            request: c.first_frame,
+                            response: None,
+                        },
+                        format!(
+                            "TCP {} → {}: {held} bytes arrived after the connection's FIN and were not read",
+                            c.endpoint(d),
+                            c.endpoint(1 - d)
+                        ),
+                    ));
+                }
             }
         }
         // Bytes held while undecided are judged now, with nothing more to come.
@@ -554,26 +603,31 @@ impl State {
     }
 
     fn finish(&mut self) {
+        self.by_recency.clear();
         let mut conns: Vec<Conn> = self.conns.drain().map(|(_, c)| c).collect();
         conns.sort_by_key(|c| c.first_frame);
         for c in conns {
             self.close(c, End2::CaptureEnded);
         }
-        let mut counts: Vec<(&'static str, u64)> = self.counts.drain().collect();
-        counts.sort();
-        for (kind, n) in counts {
+        let mut counts: Vec<(&'static str, (Kind, u64))> = self.counts.drain().collect();
+        counts.sort_by_key(|(c, _)| *c);
+        for (counter, (kind, n)) in counts {
             if n > PER_KIND {
-                self.problems.push((
+                self.diags.push(Problem::of(
+                    Level::Problem,
+                    kind,
                     Locator::Input,
                     format!(
-                        "{} more frames with the same kind of problem ({kind}) were not listed one by one",
+                        "{} more frames with the same kind of problem ({counter}) were not listed one by one",
                         n - PER_KIND
                     ),
                 ));
             }
         }
-        if let Some(why) = self.stopped.take() {
-            self.problems.push((
+        if let Some((kind, why)) = self.stopped.take() {
+            self.diags.push(Problem::of(
+                Level::Problem,
+                kind,
                 Locator::Frames {
                     request: self.frame,
                     response: None,
@@ -683,11 +737,12 @@ impl Conn {
         let skipped = self.skipped.get(other).copied().unwrap_or(0);
         if skipped > 0 || self.start.get(other).copied().flatten() == Some(Start::Other) {
             if other == client {
-                h.client_gap(skipped, cx);
+                h.client_gap(skipped);
             } else {
                 h.server_gap(skipped, cx);
             }
-            cx.notices.push((
+            cx.diags.push(Problem::notice(
+                Kind::Skipped,
                 Locator::Frames {
                     request: self.first_frame,
                     response: None,
@@ -714,7 +769,7 @@ impl Conn {
     fn gap(&mut self, d: usize, len: u64, cx: &mut Ctx) {
         let Some(h) = self.http.as_mut() else { return };
         if Some(d) == self.client {
-            h.client_gap(len, cx);
+            h.client_gap(len);
         } else {
             h.server_gap(len, cx);
         }
@@ -771,8 +826,16 @@ impl Conn {
                     stats.gap_bytes
                 ));
             }
+            if stats.before_start > 0 {
+                notes.push(format!(
+                    "{} bytes lie before the start of the stream (out of the sequence window, or sequence numbers that wrapped) and were not read",
+                    stats.before_start
+                ));
+            }
             if !notes.is_empty() {
-                cx.problems.push((
+                cx.diags.push(Problem::of(
+                    Level::Problem,
+                    Kind::Lost,
                     Locator::Frames {
                         request: self.first_frame,
                         response: None,
@@ -821,7 +884,8 @@ impl Conn {
                 format!("not HTTP/1.1 (starts with \"{first}\")")
             }
         };
-        cx.notices.push((
+        cx.diags.push(Problem::notice(
+            Kind::Skipped,
             Locator::Frames {
                 request: self.first_frame,
                 response: None,
@@ -837,4 +901,71 @@ fn timestamp(whole: i64, frac: u64, res: u64) -> Timestamp {
     let extra = (frac / res) as i64;
     let nanos = (u128::from(frac % res) * 1_000_000_000 / u128::from(res)) as u32;
     Timestamp::from_parts(whole.saturating_add(extra), nanos)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::Ipv4Addr;
+
+    fn syn(frame: u64) -> Segment<'static> {
+        Segment {
+            seq: 1000,
+            syn: true,
+            fin: false,
+            data: b"",
+            missing: 0,
+            ts: Timestamp(frame as i64),
+            frame,
+        }
+    }
+
+    #[test]
+    fn eviction_takes_the_least_recent_flow_without_scanning_the_table() {
+        let mut st = State::new(&Limits::default());
+        st.max_conns = 64;
+        let server: Endpoint = (IpAddr::V4(Ipv4Addr::LOCALHOST), 80);
+        let client = |port: u16| -> Endpoint { (IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), port) };
+        let key = |port| {
+            let (a, b) = (client(port), server);
+            if a <= b {
+                (a, b)
+            } else {
+                (b, a)
+            }
+        };
+        for i in 0..1000u16 {
+            if i == 64 {
+                // The table is full; flow 0 is active again, so flow 1 is the least
+                // recent and goes first.
+                st.tcp(client(10_000), server, syn(64), false, false);
+                st.tcp(client(10_064), server, syn(65), false, true);
+                assert!(st.conns.contains_key(&key(10_000)));
+                assert!(!st.conns.contains_key(&key(10_001)));
+                continue;
+            }
+            st.tcp(
+                client(10_000 + i),
+                server,
+                syn(u64::from(i) + 1),
+                false,
+                true,
+            );
+        }
+        assert_eq!(st.conns.len(), 64);
+        // One connection looked at per eviction, however full the table is.
+        assert_eq!(st.evict_work, 1000 - 64);
+        assert!(st.conns.contains_key(&key(10_999)), "the newest stays");
+        assert_eq!(
+            st.by_recency.len(),
+            st.conns.len(),
+            "the index follows the table"
+        );
+        let evicted: Vec<_> = st.diags.iter().filter(|d| d.kind == Kind::Cap).collect();
+        assert_eq!(
+            evicted.len() as u64,
+            PER_KIND,
+            "listed up to the per-kind limit"
+        );
+    }
 }

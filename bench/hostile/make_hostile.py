@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Writes the hostile inputs of issue 12's memory-budget table into DIR, to measure
+peak RSS and time with `/usr/bin/time -v target/release/mcpsift analyze FILE`.
+
+    python3 bench/hostile/make_hostile.py /tmp/hostile
+
+Each file is small on disk (except the two 300 MB ones, which are the point) and
+costs gigabytes to a reader that allocates before it applies its budgets.
+"""
+
+import base64
+import json
+import os
+import struct
+import sys
+import zlib
+
+CALL = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "echo", "arguments": {}}}
+
+
+def jsonl_sse(path, body):
+    rec = {"request": {"method": "POST", "url": "http://h/mcp",
+                       "headers": {"content-type": "application/json"},
+                       "body": json.dumps(CALL)},
+           "response": {"status": 200,
+                        "headers": {"content-type": "text/event-stream"},
+                        "body": body}}
+    with open(path, "w") as f:
+        f.write(json.dumps(rec) + "\n")
+
+
+class Pcap:
+    """A classic pcap of Ethernet/IPv4/TCP frames (checksums left zero)."""
+
+    def __init__(self, path):
+        self.f = open(path, "wb")
+        self.f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 262144, 1))
+        self.t = 0
+
+    def seg(self, src, dst, sport, dport, seq, flags, payload=b""):
+        tcp = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, 1,
+                          5 << 4, flags, 65535, 0, 0)
+        ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(tcp) + len(payload), 0,
+                         0, 64, 6, 0, bytes(src), bytes(dst))
+        frame = b"\x02\0\0\0\0\x01\x02\0\0\0\0\x02\x08\x00" + ip + tcp + payload
+        self.t += 1
+        self.f.write(struct.pack("<IIII", self.t // 1000, self.t % 1000, len(frame), len(frame)))
+        self.f.write(frame)
+
+    def close(self):
+        self.f.close()
+
+
+SYN, FIN, ACK, PSH = 0x02, 0x01, 0x10, 0x08
+C, S = [10, 0, 0, 1], [10, 0, 0, 2]
+
+
+def request():
+    body = json.dumps(CALL).encode()
+    return (b"POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body)) + body
+
+
+def pcap_stream(path, head, body_pieces, out_of_order=False):
+    """One connection: a request, then `head` and the body pieces from the server."""
+    p = Pcap(path)
+    p.seg(C, S, 40000, 80, 999, SYN)
+    p.seg(S, C, 80, 40000, 4999, SYN | ACK)
+    req = request()
+    p.seg(C, S, 40000, 80, 1000, ACK | PSH, req)
+    seq = 5000
+    p.seg(S, C, 80, 40000, seq, ACK | PSH, head)
+    seq += len(head)
+    pieces = list(body_pieces)
+    offs = []
+    for piece in pieces:
+        offs.append(seq)
+        seq += len(piece)
+    order = list(range(len(pieces)))
+    if out_of_order:
+        # The first body segment comes last: everything waits behind it, then is
+        # delivered (and decoded) in one go.
+        order = order[1:] + order[:1]
+    for i in order:
+        p.seg(S, C, 80, 40000, offs[i], ACK | PSH, pieces[i])
+    p.seg(S, C, 80, 40000, seq, FIN | ACK)
+    p.seg(C, S, 40000, 80, 1000 + len(req), FIN | ACK)
+    p.close()
+
+
+def chunks(data, n):
+    return [data[i:i + n] for i in range(0, len(data), n)]
+
+
+def main():
+    out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/hostile"
+    os.makedirs(out, exist_ok=True)
+
+    # 1. SSE with long event ids: one 512 KiB id, then 60,000 tiny events.
+    jsonl_sse(f"{out}/sse-long-ids.jsonl",
+              "id: " + "i" * (512 << 10) + "\n" + "data: x\n\n" * 60000)
+
+    # 2. SSE events that look like responses, 3M of them, on one captured stream.
+    ev = b'data: {"result":1}\n\n'
+    sse_head = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n")
+    pcap_stream(f"{out}/sse-3m-responses.pcap", sse_head, chunks(ev * 3_000_000, 60000))
+
+    # 3. An out-of-order deflate bomb in a 1 MB pcap.
+    bomb = zlib.compress(b"\0" * (1 << 30), 9)
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Encoding: deflate\r\nContent-Length: %d\r\n\r\n" % len(bomb))
+    pcap_stream(f"{out}/deflate-bomb-ooo.pcap", head, chunks(bomb, 1400), out_of_order=True)
+
+    def har(path, content, req_body=None):
+        entry = {"startedDateTime": "2026-12-02T10:00:00.000Z", "time": 1,
+                 "request": {"method": "POST", "url": "http://h/mcp", "headers": [],
+                             "postData": {"mimeType": "application/json",
+                                          "text": json.dumps(CALL)}},
+                 "response": {"status": 200, "headers": [
+                     {"name": "Content-Type", "value": "application/json"}],
+                     "content": content}}
+        with open(path, "w") as f:
+            json.dump({"log": {"version": "1.2", "entries": [entry]}}, f)
+
+    # 4. A HAR with a 300 MB base64 body.
+    big = base64.b64encode(b"\0" * (225 << 20)).decode()
+    har(f"{out}/har-300mb-base64.har",
+        {"mimeType": "application/json", "encoding": "base64", "text": big})
+    del big
+
+    # 5. The HAR gzip bomb: 1 GiB of zeros, gzipped, base64'd.
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+    data = gz.compress(b"\0" * (1 << 30)) + gz.flush()
+    har(f"{out}/har-gzip-bomb.har",
+        {"mimeType": "application/json", "encoding": "base64",
+         "text": base64.b64encode(data).decode()})
+
+    # 6. A JSON-array export with one 300 MB element.
+    with open(f"{out}/array-300mb-element.json", "w") as f:
+        f.write('[{"direction":"request","origin":"client","message":"')
+        for _ in range(300):
+            f.write("x" * (1 << 20))
+        f.write('"}]')
+
+    # 7. 200,000 half-open flows (a SYN each).
+    p = Pcap(f"{out}/syn-flood-200k.pcap")
+    for i in range(200_000):
+        src = [10, 1 + (i >> 16), (i >> 8) & 255, i & 255]
+        p.seg(src, S, 1024 + (i % 60000), 80, i * 7, SYN)
+    p.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,900 @@
+//! HTTP/1.1 over one reassembled TCP connection: a push state machine per direction
+//! that finds messages, pairs responses with requests in order, and turns each
+//! finished pair into an `Exchange`. The concerns live apart: heads (`head`, on
+//! `httparse`), body framing (`framing`), and bodies with their decoding and SSE
+//! streams (`body`, on the shared bounded decoder).
+//!
+//! What it owns: message boundaries, the request↔response pairing, resynchronising
+//! after a bad head on the same bytes (so the result does not depend on how the stream
+//! was cut into segments), and how each exchange ended. What it does not: TCP (see
+//! `tcp`), JSON-RPC meaning (later stages).
+
+mod body;
+mod framing;
+mod head;
+
+pub use head::{classify_start, Start};
+
+use crate::ingest::inflate::Coding;
+use crate::ingest::{Kind, Level, Problem};
+use crate::model::{
+    End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator, Payload, Timestamp,
+};
+use crate::sse::Budget;
+use body::{Content, Kept};
+use framing::{request_framing, response_framing, Framing};
+use head::{find_method, find_status, head_end, parse_head, Next, RawHead};
+use std::collections::VecDeque;
+
+/// Largest request or response head read.
+const HEAD_CAP: usize = 64 << 10;
+/// Most requests waiting for their responses on one connection (pipelining).
+const PENDING_CAP: usize = 1024;
+
+/// Caps for one connection, from `Limits`.
+#[derive(Debug, Clone, Copy)]
+pub struct Caps {
+    /// Largest request or non-SSE response body kept (after decoding).
+    pub body: usize,
+    /// Most bytes one body may decode to.
+    pub decoded: u64,
+    /// What one event stream may keep.
+    pub sse: Budget,
+}
+
+#[derive(Debug)]
+struct Resp {
+    status: u16,
+    headers: Headers,
+    ts: Timestamp,
+    frame: u64,
+    framing: Framing,
+    content: Content,
+}
+
+#[derive(Debug)]
+struct Pending {
+    req: HttpRequest,
+    req_frame: u64,
+    req_framing: Option<Framing>,
+    resp: Option<Resp>,
+    last_ts: Timestamp,
+    notes: Vec<String>,
+    /// Diagnostics about the request, reported with the exchange.
+    diags: Vec<(Kind, String)>,
+    truncated: bool,
+}
+
+impl Pending {
+    fn new(req: HttpRequest, req_frame: u64, last_ts: Timestamp) -> Pending {
+        Pending {
+            req,
+            req_frame,
+            req_framing: None,
+            resp: None,
+            last_ts,
+            notes: Vec::new(),
+            diags: Vec::new(),
+            truncated: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    Head,
+    Body,
+    /// Lost framing: skip to what looks like the next message.
+    Resync,
+    /// Nothing more to read in this direction (upgrade, fatal error).
+    Dead,
+}
+
+#[derive(Debug)]
+struct Side {
+    state: State,
+    /// A head that began in an earlier segment.
+    head: Vec<u8>,
+    /// How far `head` was searched for its end: each byte is scanned once, however
+    /// many segments the head comes in.
+    scanned: usize,
+    /// The first line was complete and valid when last looked at.
+    first_line_ok: bool,
+    /// While skipping to the next message: the next byte starts a line.
+    line_start: bool,
+    head_ts: Timestamp,
+    head_frame: u64,
+}
+
+impl Side {
+    fn new() -> Side {
+        Side {
+            state: State::Head,
+            head: Vec::new(),
+            scanned: 0,
+            first_line_ok: false,
+            line_start: true,
+            head_ts: Timestamp(0),
+            head_frame: 0,
+        }
+    }
+
+    fn clear_head(&mut self) {
+        self.head.clear();
+        self.scanned = 0;
+        self.first_line_ok = false;
+    }
+}
+
+/// What the connection layer passes in besides bytes.
+pub struct Ctx<'a> {
+    /// Problems and notices, typed.
+    pub diags: &'a mut Vec<Problem>,
+    pub out: &'a mut Vec<Exchange>,
+}
+
+impl Ctx<'_> {
+    fn problem(&mut self, kind: Kind, locator: Locator, message: String) {
+        self.diags
+            .push(Problem::of(Level::Problem, kind, locator, message));
+    }
+}
+
+/// What reading a head from the front of the input gave.
+#[allow(clippy::large_enum_variant)] // one per head, matched at once, never stored
+enum Step {
+    /// A whole head, and how many bytes of the input it used.
+    Done(Head, usize),
+    /// The input ends inside the head; it is held.
+    More,
+    /// Not a head. Reading goes on from the head's second byte, on the same bytes:
+    /// `held` are its bytes from earlier segments after the first; when there are none,
+    /// reading goes on at `skip` bytes into the input.
+    Bad { held: Vec<u8>, skip: usize },
+    /// Bytes that are no head (blank lines before one, or a head past `HEAD_CAP`,
+    /// reported): reading goes on after them.
+    Skip(usize),
+}
+
+#[allow(clippy::large_enum_variant)] // one per head, moved at once
+enum Head {
+    Request(HttpRequest, Framing),
+    Response(Resp),
+    Interim,
+}
+
+/// One HTTP/1.1 connection.
+#[derive(Debug)]
+pub struct Http1 {
+    caps: Caps,
+    /// `server-ip:port`, for request URLs without a Host header.
+    server: String,
+    client: Side,
+    srv: Side,
+    pending: VecDeque<Pending>,
+    client_fin_first: bool,
+    server_done: bool,
+    /// Head bytes examined (scanned for an end or parsed): tests check it stays
+    /// linear in the bytes of the heads, however they are segmented.
+    pub head_work: u64,
+}
+
+impl Http1 {
+    pub fn new(caps: Caps, server: String) -> Http1 {
+        Http1 {
+            caps,
+            server,
+            client: Side::new(),
+            srv: Side::new(),
+            pending: VecDeque::new(),
+            client_fin_first: false,
+            server_done: false,
+            head_work: 0,
+        }
+    }
+
+    /// Bytes from the client, in stream order.
+    pub fn client_bytes(&mut self, mut input: &[u8], ts: Timestamp, frame: u64, cx: &mut Ctx) {
+        if let Some(p) = self.pending.back_mut() {
+            if self.client.state == State::Body {
+                p.last_ts = ts;
+            }
+        }
+        while !input.is_empty() {
+            match self.client.state {
+                State::Dead => return,
+                State::Resync => match find_method(input, self.client.line_start) {
+                    Next::At(at) => {
+                        input = &input[at..];
+                        self.client.state = State::Head;
+                    }
+                    Next::Maybe(at) => {
+                        // A method cut by the segment's end: hold it as a head's start.
+                        self.client.state = State::Head;
+                        self.client.clear_head();
+                        self.client.head.extend_from_slice(&input[at..]);
+                        self.client.head_ts = ts;
+                        self.client.head_frame = frame;
+                        return;
+                    }
+                    Next::None => {
+                        self.client.line_start = input.last() == Some(&b'\n');
+                        return;
+                    }
+                },
+                State::Head => {
+                    let (head, used) = match self.head(true, input, ts, frame, cx) {
+                        Step::Done(head, used) => (head, used),
+                        Step::More => return,
+                        Step::Skip(used) => {
+                            input = &input[used..];
+                            continue;
+                        }
+                        Step::Bad { held, skip } if held.is_empty() => {
+                            input = &input[skip..];
+                            continue;
+                        }
+                        Step::Bad { mut held, .. } => {
+                            // The bad head began in an earlier segment: look again at
+                            // those bytes and this input together, as one stream.
+                            held.extend_from_slice(input);
+                            self.client_bytes(&held, ts, frame, cx);
+                            return;
+                        }
+                    };
+                    input = &input[used..];
+                    let Head::Request(req, framing) = head else {
+                        return;
+                    };
+                    if self.pending.len() >= PENDING_CAP {
+                        cx.problem(
+                            Kind::Cap,
+                            Locator::Frames {
+                                request: self.client.head_frame,
+                                response: None,
+                            },
+                            format!("cap: more than {PENDING_CAP} requests wait for responses on one connection; the rest of this client stream is not read (a fixed limit)"),
+                        );
+                        self.client.state = State::Dead;
+                        return;
+                    }
+                    let done = matches!(framing, Framing::Length(0));
+                    // Until the body is whole: the frame where the head began.
+                    let at = if done { frame } else { self.client.head_frame };
+                    let mut p = Pending::new(req, at, ts);
+                    p.req_framing = (!done).then_some(framing);
+                    self.pending.push_back(p);
+                    self.client.state = if done { State::Head } else { State::Body };
+                }
+                State::Body => {
+                    let cap = self.caps.body;
+                    let Some(p) = self.pending.back_mut() else {
+                        self.client.state = State::Head;
+                        continue;
+                    };
+                    let Some(framing) = p.req_framing.as_mut() else {
+                        self.client.state = State::Head;
+                        continue;
+                    };
+                    let body = &mut p.req.body;
+                    let mut over = false;
+                    let r = framing.push(input, &mut |b| {
+                        let room = cap.saturating_sub(body.len());
+                        over |= b.len() > room;
+                        body.extend_from_slice(&b[..b.len().min(room)]);
+                    });
+                    if over && !p.truncated {
+                        p.truncated = true;
+                        p.notes
+                            .push(format!("request body cut at the {cap}-byte cap"));
+                        p.diags.push((
+                            Kind::Cap,
+                            format!("cap: the request body is longer than {cap} bytes; only the first {cap} were kept (raise --max-record-bytes)"),
+                        ));
+                    }
+                    match r {
+                        Ok(f) => {
+                            input = &input[f.used..];
+                            if f.done {
+                                // Wireshark shows a request at the frame that
+                                // completed it; so does the locator.
+                                p.req_frame = frame;
+                                p.req_framing = None;
+                                self.client.state = State::Head;
+                            }
+                        }
+                        Err(e) => {
+                            cx.problem(
+                                Kind::Malformed,
+                                Locator::Frames {
+                                    request: p.req_frame,
+                                    response: None,
+                                },
+                                format!("request body: {e}"),
+                            );
+                            p.req_framing = None;
+                            self.client.state = State::Resync;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bytes from the server, in stream order.
+    pub fn server_bytes(&mut self, mut input: &[u8], ts: Timestamp, frame: u64, cx: &mut Ctx) {
+        while !input.is_empty() {
+            match self.srv.state {
+                State::Dead => return,
+                State::Resync => match find_status(input) {
+                    Next::At(at) => {
+                        input = &input[at..];
+                        self.srv.state = State::Head;
+                    }
+                    Next::Maybe(at) => {
+                        self.srv.state = State::Head;
+                        self.srv.clear_head();
+                        self.srv.head.extend_from_slice(&input[at..]);
+                        self.srv.head_ts = ts;
+                        self.srv.head_frame = frame;
+                        return;
+                    }
+                    Next::None => return,
+                },
+                State::Head => {
+                    let (head, used) = match self.head(false, input, ts, frame, cx) {
+                        Step::Done(head, used) => (head, used),
+                        Step::More => return,
+                        Step::Skip(used) => {
+                            input = &input[used..];
+                            continue;
+                        }
+                        Step::Bad { held, skip } if held.is_empty() => {
+                            input = &input[skip..];
+                            continue;
+                        }
+                        Step::Bad { mut held, .. } => {
+                            held.extend_from_slice(input);
+                            self.server_bytes(&held, ts, frame, cx);
+                            return;
+                        }
+                    };
+                    input = &input[used..];
+                    let resp = match head {
+                        Head::Response(resp) => resp,
+                        Head::Interim => continue,
+                        Head::Request(..) => return,
+                    };
+                    if self.pending.is_empty() {
+                        let mut p = Pending::new(HttpRequest::default(), resp.frame, ts);
+                        p.notes
+                            .push("a response whose request is not in the capture".into());
+                        self.pending.push_back(p);
+                    }
+                    let bodyless = matches!(resp.framing, Framing::Length(0));
+                    if let Some(p) = self.pending.front_mut() {
+                        p.resp = Some(resp);
+                        p.last_ts = ts;
+                    }
+                    if bodyless {
+                        self.emit_front(End::Complete, cx);
+                    } else {
+                        self.srv.state = State::Body;
+                    }
+                }
+                State::Body => {
+                    let Some(p) = self.pending.front_mut() else {
+                        self.srv.state = State::Head;
+                        continue;
+                    };
+                    p.last_ts = ts;
+                    let req_frame = p.req_frame;
+                    let Some(resp) = p.resp.as_mut() else {
+                        self.srv.state = State::Head;
+                        continue;
+                    };
+                    let Resp {
+                        framing, content, ..
+                    } = resp;
+                    // Body bytes go straight to the decoder: no copy of the segment.
+                    let r = framing.push(input, &mut |b| content.absorb(b, ts));
+                    match r {
+                        Ok(f) => {
+                            input = &input[f.used..];
+                            if f.done {
+                                if let Framing::Chunked(c) = framing {
+                                    for (n, v) in std::mem::take(&mut c.trailers) {
+                                        resp.headers.push(n, v);
+                                    }
+                                }
+                                self.srv.state = State::Head;
+                                self.emit_front(End::Complete, cx);
+                            }
+                        }
+                        Err(e) => {
+                            cx.problem(
+                                Kind::Malformed,
+                                Locator::Frames {
+                                    request: req_frame,
+                                    response: Some(resp.frame),
+                                },
+                                format!("response body: {e}"),
+                            );
+                            resp.content.truncated = true;
+                            self.srv.state = State::Resync;
+                            self.emit_front(End::Truncated, cx);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads a head from the front of `input` (after any partial head held). The end
+    /// of the head is searched once per byte; `httparse` runs when the first line is
+    /// complete (to refuse a bad start early) and when the whole head is there.
+    fn head(
+        &mut self,
+        request: bool,
+        input: &[u8],
+        ts: Timestamp,
+        frame: u64,
+        cx: &mut Ctx,
+    ) -> Step {
+        let side = if request {
+            &mut self.client
+        } else {
+            &mut self.srv
+        };
+        if side.head.is_empty() {
+            // Empty lines before a message are ignored (RFC 9112 §2.2); skipping them
+            // here keeps the head-end scan from taking them for a head's end.
+            let blank = input
+                .iter()
+                .take_while(|&&b| b == b'\r' || b == b'\n')
+                .count();
+            if blank > 0 {
+                return Step::Skip(blank);
+            }
+            side.head_ts = ts;
+            side.head_frame = frame;
+            side.scanned = 0;
+            side.first_line_ok = false;
+        }
+        let old = side.head.len();
+        // Never hold more than the cap (plus the bytes that could end a head).
+        let take = input.len().min((HEAD_CAP + 4).saturating_sub(old));
+        let buf: &[u8] = if old == 0 {
+            &input[..take]
+        } else {
+            side.head.extend_from_slice(&input[..take]);
+            &side.head
+        };
+        let found = head_end(buf, side.scanned);
+        self.head_work += (buf.len() - side.scanned.saturating_sub(2).min(buf.len())) as u64;
+        let parsed = match found {
+            Ok(end) => {
+                self.head_work += end as u64;
+                parse_head(request, &buf[..end])
+            }
+            Err(scanned) => {
+                side.scanned = scanned;
+                if !side.first_line_ok && memchr::memchr(b'\n', buf).is_some() {
+                    // Once, when the first line is complete: a bad start is refused now
+                    // rather than after 64 KiB of junk.
+                    side.first_line_ok = true;
+                    self.head_work += buf.len() as u64;
+                    match parse_head(request, buf) {
+                        Err(e) => Err(e),
+                        Ok(_) => Ok(None),
+                    }
+                } else {
+                    Ok(None)
+                }
+            }
+        };
+        let locator = Locator::Frames {
+            request: side.head_frame,
+            response: None,
+        };
+        match parsed {
+            Ok(Some((n, raw))) => {
+                side.clear_head();
+                let used = n.saturating_sub(old).min(input.len());
+                let (ts, frame) = (side.head_ts, side.head_frame);
+                Step::Done(self.build(raw, ts, frame, cx), used)
+            }
+            Ok(None) if buf.len() > HEAD_CAP => {
+                let line_start = buf.last() == Some(&b'\n');
+                side.clear_head();
+                side.state = State::Resync;
+                side.line_start = line_start;
+                cx.problem(
+                    Kind::Cap,
+                    locator,
+                    format!("cap: HTTP head longer than {HEAD_CAP} bytes; skipped (a fixed limit)"),
+                );
+                Step::Skip(take)
+            }
+            Ok(None) => {
+                if old == 0 {
+                    side.head.extend_from_slice(&input[..take]);
+                }
+                Step::More
+            }
+            Err(e) => {
+                let mut held = std::mem::take(&mut side.head);
+                held.truncate(old);
+                if !held.is_empty() {
+                    held.remove(0);
+                }
+                side.clear_head();
+                side.state = State::Resync;
+                // Skipping resumes at the bad head's second byte: inside a line.
+                side.line_start = false;
+                cx.problem(
+                    Kind::Malformed,
+                    locator,
+                    format!(
+                        "not a valid HTTP/1.1 {}: {e}; skipping to the next message",
+                        if request { "request" } else { "response" }
+                    ),
+                );
+                // From the second byte of the bad head: in the input when it began
+                // there, else in what was held (then nothing of the input is skipped).
+                let skip = usize::from(old == 0);
+                Step::Bad { held, skip }
+            }
+        }
+    }
+
+    fn build(&mut self, raw: RawHead, ts: Timestamp, frame: u64, cx: &mut Ctx) -> Head {
+        match raw {
+            RawHead::Request {
+                method,
+                target,
+                headers,
+            } => {
+                let framing = request_framing(&headers);
+                let url = if target.starts_with('/') {
+                    let host = headers.get("host").unwrap_or(&self.server);
+                    format!("http://{host}{target}")
+                } else {
+                    target
+                };
+                Head::Request(
+                    HttpRequest {
+                        method,
+                        url,
+                        headers,
+                        body: Vec::new(),
+                        ts: Some(ts),
+                    },
+                    framing,
+                )
+            }
+            RawHead::Response { status, headers } => {
+                if (100..200).contains(&status) && status != 101 {
+                    // 100 Continue and other interim responses: the final one follows.
+                    return Head::Interim;
+                }
+                let method = self
+                    .pending
+                    .front()
+                    .map(|p| p.req.method.as_str())
+                    .unwrap_or("");
+                let locator = Locator::Frames {
+                    request: self.pending.front().map(|p| p.req_frame).unwrap_or(frame),
+                    response: Some(frame),
+                };
+                if status == 101 || (method == "CONNECT" && (200..300).contains(&status)) {
+                    cx.problem(
+                        Kind::Skipped,
+                        locator.clone(),
+                        format!(
+                            "HTTP {status}: the connection switched protocols ({}); the rest of it is not read",
+                            headers.get("upgrade").unwrap_or("tunnel")
+                        ),
+                    );
+                    self.srv.state = State::Dead;
+                    self.client.state = State::Dead;
+                }
+                let framing = if method == "HEAD" || status == 204 || status == 304 || status == 101
+                {
+                    Framing::Length(0)
+                } else {
+                    response_framing(&headers)
+                };
+                let coding = match Coding::from_header(headers.get("content-encoding")) {
+                    Ok(c) => c,
+                    Err(other) => {
+                        cx.problem(
+                            Kind::Skipped,
+                            locator,
+                            format!("Content-Encoding {other:?} is not decoded (gzip and deflate are); the body is kept as sent"),
+                        );
+                        None
+                    }
+                };
+                let kept = if matches!(framing, Framing::Length(0)) {
+                    Kept::None
+                } else if headers.media_type().as_deref() == Some("text/event-stream") {
+                    Content::sse(self.caps)
+                } else {
+                    Kept::Bytes(Vec::new())
+                };
+                Head::Response(Resp {
+                    status,
+                    headers,
+                    ts,
+                    frame,
+                    framing,
+                    content: Content::new(coding, kept, self.caps),
+                })
+            }
+        }
+    }
+
+    /// A hole of `len` bytes in the client stream.
+    pub fn client_gap(&mut self, len: u64) {
+        if self.client.state == State::Body {
+            if let Some(p) = self.pending.back_mut() {
+                p.truncated = true;
+                p.notes
+                    .push(format!("{len} request bytes are missing from the capture"));
+                if let Some(f) = p.req_framing.as_mut() {
+                    if f.skip(len) {
+                        return;
+                    }
+                }
+                p.req_framing = None;
+            }
+        }
+        self.client.clear_head();
+        if self.client.state != State::Dead {
+            self.client.state = State::Resync;
+            // Where the hole ended is unknown: a line may start right after it.
+            self.client.line_start = true;
+        }
+    }
+
+    /// A hole of `len` bytes in the server stream.
+    pub fn server_gap(&mut self, len: u64, cx: &mut Ctx) {
+        if self.srv.state == State::Body {
+            if let Some(resp) = self.pending.front_mut().and_then(|p| p.resp.as_mut()) {
+                // Compressed bodies cannot go on past a hole.
+                if resp.content.survives_gap() && resp.framing.skip(len) {
+                    return;
+                }
+                self.emit_front(End::Truncated, cx);
+            }
+        }
+        self.srv.clear_head();
+        if self.srv.state != State::Dead {
+            self.srv.state = State::Resync;
+        }
+    }
+
+    /// The client closed its side (FIN delivered in order).
+    pub fn client_fin(&mut self) {
+        if !self.server_done {
+            self.client_fin_first = true;
+        }
+    }
+
+    /// The server closed its side: a close-delimited body ends here; anything else
+    /// still open was cut.
+    pub fn server_fin(&mut self, ts: Timestamp, cx: &mut Ctx) {
+        self.server_done = true;
+        let cut = if self.client_fin_first {
+            End::ClientClosed
+        } else {
+            End::Closed
+        };
+        if self.srv.state == State::Body {
+            if let Some(p) = self.pending.front_mut() {
+                p.last_ts = ts;
+                if let Some(resp) = p.resp.as_ref() {
+                    let sse = resp.headers.media_type().as_deref() == Some("text/event-stream");
+                    let end = match &resp.framing {
+                        Framing::Close if sse => cut,
+                        Framing::Close => End::Complete,
+                        _ => cut,
+                    };
+                    self.emit_front(end, cx);
+                }
+            }
+        }
+        self.srv.state = State::Dead;
+        self.close_all(cut, cx);
+    }
+
+    /// A reset ends everything open. One the client sent, or one that follows the
+    /// client's own FIN (the server wrote to a socket the client had closed), means
+    /// the client gave up: in 2026-07-28 that is how it cancels.
+    pub fn reset(&mut self, by_client: bool, ts: Timestamp, cx: &mut Ctx) {
+        let end = if by_client || self.client_fin_first {
+            End::ClientClosed
+        } else {
+            End::Reset
+        };
+        self.end_all(end, ts, cx);
+    }
+
+    /// The capture ended with this connection still open.
+    pub fn capture_ended(&mut self, ts: Timestamp, cx: &mut Ctx) {
+        let end = if self.client_fin_first {
+            End::ClientClosed
+        } else {
+            End::CaptureEnded
+        };
+        self.end_all(end, ts, cx);
+    }
+
+    fn end_all(&mut self, end: End, ts: Timestamp, cx: &mut Ctx) {
+        if self.srv.state == State::Body {
+            if let Some(p) = self.pending.front_mut() {
+                p.last_ts = p.last_ts.max(ts);
+                if p.resp.is_some() {
+                    self.emit_front(end, cx);
+                }
+            }
+        }
+        self.srv.state = State::Dead;
+        self.client.state = State::Dead;
+        self.close_all(end, cx);
+    }
+
+    /// Emits every request still waiting, without a response.
+    fn close_all(&mut self, end: End, cx: &mut Ctx) {
+        while let Some(mut p) = self.pending.pop_front() {
+            p.resp = None;
+            finish(p, end, cx);
+        }
+    }
+
+    fn emit_front(&mut self, end: End, cx: &mut Ctx) {
+        if let Some(p) = self.pending.pop_front() {
+            finish(p, end, cx);
+        }
+    }
+}
+
+/// Turns a finished request (and its response, if any) into an exchange, and reports
+/// its diagnostics at its frames.
+fn finish(p: Pending, end: End, cx: &mut Ctx) {
+    let Pending {
+        req,
+        req_frame,
+        resp,
+        last_ts,
+        mut notes,
+        mut diags,
+        truncated,
+        ..
+    } = p;
+    let mut end = end;
+    let response = resp.map(|r| {
+        // Bytes lost from the capture (or cut by a cap) say more than how the
+        // connection ended.
+        if r.content.truncated {
+            end = End::Truncated;
+        }
+        let (body, more) = r.content.finish();
+        diags.extend(more);
+        (
+            HttpResponse {
+                status: r.status,
+                headers: r.headers,
+                body,
+                ts: Some(r.ts),
+            },
+            r.frame,
+        )
+    });
+    if truncated && response.is_none() {
+        notes.push("the request was cut in the capture".into());
+    }
+    let locator = Locator::Frames {
+        request: req_frame,
+        response: response.as_ref().map(|(_, f)| *f),
+    };
+    for (kind, message) in diags {
+        cx.problem(kind, locator.clone(), message);
+    }
+    let end_ts = Some(last_ts.max(response.as_ref().and_then(|(r, _)| r.ts).unwrap_or(last_ts)));
+    cx.out.push(Exchange {
+        locator,
+        payload: Payload::Http(HttpExchange {
+            request: req,
+            response: response.map(|(r, _)| r),
+            end,
+            end_ts,
+            recorder_note: (!notes.is_empty()).then(|| notes.join("; ")),
+            tcp: None,
+        }),
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn caps() -> Caps {
+        Caps {
+            body: 1 << 20,
+            decoded: 1 << 30,
+            sse: Budget::default(),
+        }
+    }
+
+    /// Feeds the client stream in the given pieces; the request targets read and
+    /// the diagnostics' kinds.
+    fn requests(pieces: &[&[u8]]) -> (Vec<String>, Vec<Kind>, u64) {
+        let mut h = Http1::new(caps(), "10.0.0.1:80".into());
+        let (mut diags, mut out) = (Vec::new(), Vec::new());
+        let mut cx = Ctx {
+            diags: &mut diags,
+            out: &mut out,
+        };
+        for (i, p) in pieces.iter().enumerate() {
+            h.client_bytes(p, Timestamp(i as i64), i as u64 + 1, &mut cx);
+        }
+        h.capture_ended(Timestamp(0), &mut cx);
+        let urls = out
+            .iter()
+            .map(|x| match &x.payload {
+                Payload::Http(h) => h.request.url.clone(),
+                _ => String::new(),
+            })
+            .collect();
+        (urls, diags.iter().map(|d| d.kind).collect(), h.head_work)
+    }
+
+    const PIPELINED: &[u8] = b"BROKEN\x01 / HTTP/1.1\r\nHost: h\r\n\r\nPOST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}GET /b HTTP/1.1\r\nHost: h\r\n\r\n";
+
+    #[test]
+    fn a_bad_head_does_not_hide_the_requests_behind_it_in_any_segmentation() {
+        let want = vec!["http://h/a".to_owned(), "http://h/b".to_owned()];
+        let (urls, kinds, _) = requests(&[PIPELINED]);
+        assert_eq!(urls, want);
+        assert_eq!(kinds, [Kind::Malformed]);
+        for cut in 1..PIPELINED.len() {
+            let (a, b) = PIPELINED.split_at(cut);
+            assert_eq!(requests(&[a, b]).0, want, "cut at {cut}");
+        }
+        let bytes: Vec<&[u8]> = PIPELINED.chunks(1).collect();
+        assert_eq!(requests(&bytes).0, want, "one byte per segment");
+    }
+
+    #[test]
+    fn blank_lines_before_a_request_are_not_a_head() {
+        let want = vec!["http://h/x".to_owned()];
+        let wire = b"\n\r\nGET /x HTTP/1.1\r\nHost: h\r\n\r\n";
+        assert_eq!(requests(&[wire]).0, want);
+        let bytes: Vec<&[u8]> = wire.chunks(1).collect();
+        assert_eq!(requests(&bytes).0, want);
+    }
+
+    /// Head work for a request whose head has `n` headers, sent one byte per segment.
+    fn head_work(n: usize) -> u64 {
+        let mut wire = b"POST /mcp HTTP/1.1\r\n".to_vec();
+        for i in 0..n {
+            wire.extend_from_slice(format!("X-H-{i}: value\r\n").as_bytes());
+        }
+        wire.extend_from_slice(b"\r\n");
+        let bytes: Vec<&[u8]> = wire.chunks(1).collect();
+        let (urls, kinds, work) = requests(&bytes);
+        assert_eq!(urls.len(), 1, "{kinds:?}");
+        work
+    }
+
+    #[test]
+    fn a_head_sent_byte_by_byte_is_scanned_in_linear_work() {
+        // Doubling the head doubles the work; re-parsing per segment would quadruple it.
+        let (small, large) = (head_work(200), head_work(400));
+        assert!(large * 4 <= small * 9, "{small} → {large}");
+        let len = 400 * 16;
+        assert!(large <= 8 * len, "{large} for a head of about {len} bytes");
+    }
+}
