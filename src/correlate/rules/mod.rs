@@ -44,46 +44,37 @@ pub struct Context<'a> {
     pub observations: &'a [Observation],
 }
 
+impl Context<'_> {
+    /// Each retry candidate (see `attempts.rs`) with its earlier and later call.
+    pub fn retry_candidates(&self) -> impl Iterator<Item = (&Attempt, &Call, &Call)> {
+        self.attempts
+            .iter()
+            .filter(|a| a.relation.is_retry_candidate())
+            .map(|a| (a, &self.calls[a.prev], &self.calls[a.later]))
+    }
+}
+
 /// One rule: its documentation and its check.
 pub struct Rule {
     pub doc: &'static RuleDoc,
     check: fn(&Context<'_>, &mut Vec<Finding>),
 }
 
+/// A rule module's entry: its `DOC` and its `check`.
+macro_rules! rules {
+    ($($m:ident),+ $(,)?) => { &[$(Rule { doc: &$m::DOC, check: $m::check }),+] };
+}
+
 /// Every rule, in the order the docs list them (the order of `FindingKind::ALL`).
-pub const RULES: &[Rule] = &[
-    Rule {
-        doc: &id_mismatch::DOC,
-        check: id_mismatch::check,
-    },
-    Rule {
-        doc: &non_terminal::DOC,
-        check: non_terminal::check,
-    },
-    Rule {
-        doc: &unexplained_repeat::DOC,
-        check: unexplained_repeat::check,
-    },
-    Rule {
-        doc: &unsafe_replay::DOC,
-        check: unsafe_replay::check,
-    },
-    Rule {
-        doc: &retry_too_soon::DOC,
-        check: retry_too_soon::check,
-    },
-    Rule {
-        doc: &id_reused::DOC,
-        check: id_reused::check,
-    },
-    Rule {
-        doc: &mrtr_broken::DOC,
-        check: mrtr_broken::check,
-    },
-    Rule {
-        doc: &suspicious_success::DOC,
-        check: suspicious_success::check,
-    },
+pub const RULES: &[Rule] = rules![
+    id_mismatch,
+    non_terminal,
+    unexplained_repeat,
+    unsafe_replay,
+    retry_too_soon,
+    id_reused,
+    mrtr_broken,
+    suspicious_success,
 ];
 
 /// The documentation of `kind`'s rule.

@@ -28,12 +28,7 @@ pub const DOC: RuleDoc = RuleDoc {
 };
 
 pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for a in cx
-        .attempts
-        .iter()
-        .filter(|a| a.relation.is_retry_candidate())
-    {
-        let (prev, later) = (&cx.calls[a.prev], &cx.calls[a.later]);
+    for (_, prev, later) in cx.retry_candidates() {
         let (asked, what) = match (prev.retry_after_ms, prev.sse_retry_ms) {
             (Some(ms), _) => (ms, "Retry-After"),
             (None, Some(ms)) if prev.verdict.outcome.is_non_terminal() => (ms, "SSE retry"),

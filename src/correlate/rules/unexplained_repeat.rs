@@ -54,12 +54,7 @@ pub fn describe(a: Option<Annotations>) -> &'static str {
 }
 
 pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for a in cx
-        .attempts
-        .iter()
-        .filter(|a| a.relation.is_retry_candidate())
-    {
-        let (prev, later) = (&cx.calls[a.prev], &cx.calls[a.later]);
+    for (a, prev, later) in cx.retry_candidates() {
         if later.retry_origin != RetryOrigin::Unexplained {
             continue;
         }
