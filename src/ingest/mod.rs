@@ -9,6 +9,7 @@ mod har;
 mod jsonarray;
 mod jsonl;
 mod pcap;
+mod recorders;
 
 use crate::config::Limits;
 use crate::model::{Body, Exchange, Headers, Locator};
@@ -27,6 +28,11 @@ pub enum Format {
     MessageLog,
     /// A JSON array of log entries (MCP Inspector, conformance checks).
     JsonArray,
+    /// A recorder's cassette or Claude Desktop's MCP log (`ingest/recorders/`).
+    McpRecorder,
+    McpCassette,
+    McpVcr,
+    ClaudeDesktopLog,
     /// Content not recognised (only ever in errors).
     Unknown,
 }
@@ -40,6 +46,10 @@ impl Format {
             Format::Pcapng => "pcapng",
             Format::MessageLog => "message-log",
             Format::JsonArray => "json-array",
+            Format::McpRecorder => "mcp-recorder",
+            Format::McpCassette => "mcp-cassette",
+            Format::McpVcr => "mcp-vcr",
+            Format::ClaudeDesktopLog => "claude-desktop-log",
             Format::Unknown => "unknown",
         }
     }
@@ -106,6 +116,12 @@ pub enum IngestError {
     Har(String),
     #[error("compressed inside compressed more than {0} levels deep")]
     TooDeep(u32),
+    /// A recorder's file (or Claude Desktop log) of which not one record could be used.
+    #[error("looks like {format}, but {detail}")]
+    NoUsableRecord {
+        format: &'static str,
+        detail: String,
+    },
     /// JSON records none of which is an MCP record: another program's log or data.
     #[error("no MCP record in {records} JSON {what} (another program's log or data?): {expected}")]
     NotMcp {
@@ -362,6 +378,15 @@ fn read_sniffed(
             clientlog::read_message_log(&mut reader, limits.max_record_bytes, sink)?;
             Ok(Format::MessageLog)
         }
+        Sniffed::Recorder(kind) => {
+            recorders::read(kind, &mut reader, limits, sink)?;
+            Ok(match kind {
+                recorders::Kind::McpRecorder => Format::McpRecorder,
+                recorders::Kind::PyCassette | recorders::Kind::TsCassette => Format::McpCassette,
+                recorders::Kind::Vcr => Format::McpVcr,
+                recorders::Kind::ClaudeDesktop => Format::ClaudeDesktopLog,
+            })
+        }
         Sniffed::Binary(first) => Err(IngestError::Binary(first)),
         Sniffed::Text(what) => Err(IngestError::Unrecognised(what)),
     }
@@ -382,6 +407,8 @@ pub enum Sniffed {
     MessageLog,
     /// A JSON array: MCP Inspector exports, conformance `checks.json`.
     JsonArray,
+    /// A recorder's cassette or a Claude Desktop MCP log.
+    Recorder(recorders::Kind),
     Binary(String),
     Text(String),
 }
@@ -416,6 +443,9 @@ pub fn sniff(head: &[u8]) -> Sniffed {
         return Sniffed::Empty;
     };
     let text = &body[start..];
+    if let Some(kind) = recorders::sniff(text) {
+        return Sniffed::Recorder(kind);
+    }
     let binary = body
         .iter()
         .take(1024)
