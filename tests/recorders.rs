@@ -88,6 +88,39 @@ fn mcp_recorder_cassette_is_read_as_http_exchanges() {
     assert_eq!(add["location"]["entry"], 4, "{add}");
 }
 
+/// mcp-recorder keeps the first SSE event only: when that is a progress
+/// notification, the answer is missing from the file, and the call says so.
+#[test]
+fn mcp_recorder_first_event_not_the_answer_is_a_cut_stream() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("progress.json");
+    std::fs::write(
+        &path,
+        r#"{
+  "version": "1.0",
+  "metadata": {"server_url": "http://127.0.0.1:8000/mcp"},
+  "interactions": [
+    {"type": "jsonrpc_request",
+     "request": {"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "slow", "arguments": {}}},
+     "response": {"jsonrpc": "2.0", "method": "notifications/progress", "params": {"progressToken": 7, "progress": 1}},
+     "response_is_sse": true, "response_status": 200, "latency_ms": 5, "http_method": null, "http_path": null},
+    {"type": "jsonrpc_request",
+     "request": {"jsonrpc": "2.0", "id": 8, "method": "tools/call", "params": {"name": "fails", "arguments": {}}},
+     "response": null, "response_is_sse": false, "response_status": 500, "latency_ms": 2, "http_method": null, "http_path": null}
+  ]
+}"#,
+    )
+    .unwrap();
+    let (r, err, code) = run(&path);
+    assert_eq!(code, Some(0), "{err}");
+    let slow = call(&r, "slow");
+    assert_eq!(slow["outcome"], "STREAM_INCOMPLETE", "{slow}");
+    assert_eq!(slow["end"], "truncated", "{slow}");
+    let fails = call(&r, "fails");
+    assert_eq!(fails["outcome"], "HTTP_ERROR", "{fails}");
+    assert_eq!(fails["http_statuses"], serde_json::json!([500]), "{fails}");
+}
+
 #[test]
 fn python_mcp_cassettes_carry_times_from_t_offset_ms() {
     let (r, err, code) = fixture("mcp-cassette-py/http_echo_and_add.mcp.json");

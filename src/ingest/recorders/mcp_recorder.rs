@@ -6,7 +6,7 @@
 //!
 //! - `request`/`response` are decoded JSON-RPC objects, not HTTP bodies; of an SSE
 //!   answer only the first `data:` event is kept, so the reader re-frames it as a
-//!   one-event stream;
+//!   one-event stream, cut (`End::Truncated`) when that event is not the answer;
 //! - no headers, no session id and no per-interaction clock (`latency_ms` only):
 //!   exchanges carry no timestamps;
 //! - `lifecycle` interactions are bare `GET`/`DELETE` with `http_method`/`http_path`;
@@ -154,6 +154,9 @@ fn push_http(
         req_headers.push("content-type", "application/json");
     }
     let mut headers = Headers::default();
+    // The recorder keeps the first SSE event only; when that is not a response (a
+    // progress notification came first), the answer was cut from the file.
+    let cut = sse && response.is_some_and(|r| !r.contains_key("result") && !r.contains_key("error"));
     let body_out = if sse {
         headers.push("content-type", "text/event-stream");
         // Only the first event was kept: re-framed as the one event the file shows.
@@ -186,9 +189,12 @@ fn push_http(
                 body: body_out,
                 ts: None,
             }),
-            end: End::Complete,
+            end: if cut { End::Truncated } else { End::Complete },
             end_ts: None,
-            recorder_note: None,
+            recorder_note: cut.then(|| {
+                "mcp-recorder kept only the first SSE event of this stream, and it is not the answer"
+                    .to_owned()
+            }),
             tcp: None,
         }),
     });
