@@ -128,7 +128,10 @@ fn python_mcp_cassettes_carry_times_from_t_offset_ms() {
     assert_eq!(input(&r)["format"], "mcp-cassette");
     assert_eq!(
         calls(&r, "wire"),
-        vec![c("2", "echo", "TOOL_SUCCESS"), c("3", "add", "TOOL_SUCCESS")]
+        vec![
+            c("2", "echo", "TOOL_SUCCESS"),
+            c("3", "add", "TOOL_SUCCESS")
+        ]
     );
     // recorded_at 19:22:32.454515 + t_offset_ms 188 (request) and 203 (add).
     assert_eq!(
@@ -141,7 +144,10 @@ fn python_mcp_cassettes_carry_times_from_t_offset_ms() {
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(
         calls(&r, "wire"),
-        vec![c("2", "echo", "TOOL_SUCCESS"), c("3", "add", "TOOL_SUCCESS")]
+        vec![
+            c("2", "echo", "TOOL_SUCCESS"),
+            c("3", "add", "TOOL_SUCCESS")
+        ]
     );
     assert_eq!(call(&r, "echo")["transport"], "stdio");
 }
@@ -154,10 +160,7 @@ fn typescript_mcp_cassettes_are_transcripts_not_rejected_lines() {
     assert!(input(&r).get("problems").is_none(), "{}", input(&r));
     assert_eq!(calls(&r, "wire"), vec![c("1", "echo", "TOOL_SUCCESS")]);
     // startedAt 2026-08-16T00:00:00Z + t = 1 ms.
-    assert_eq!(
-        call(&r, "echo")["started_at"],
-        "2026-08-16T00:00:00.001Z"
-    );
+    assert_eq!(call(&r, "echo")["started_at"], "2026-08-16T00:00:00.001Z");
 
     let (r, err, code) = fixture("mcp-cassette-ts/tiny-server.golden.cassette.jsonl");
     assert_eq!(code, Some(0), "{err}");

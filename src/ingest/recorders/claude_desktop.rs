@@ -67,9 +67,9 @@ const MARKERS: [&str; 6] = [
 ];
 
 pub fn looks_like(head: &str) -> bool {
-    head.lines().take(50).any(|l| {
-        parse_line(l).is_some_and(|p| MARKERS.iter().any(|m| p.rest.starts_with(m)))
-    })
+    head.lines()
+        .take(50)
+        .any(|l| parse_line(l).is_some_and(|p| MARKERS.iter().any(|m| p.rest.starts_with(m))))
 }
 
 /// A `tools/call` seen from the client, waiting for its answer.
@@ -155,7 +155,9 @@ pub fn read(
                             .and_then(Value::as_str)
                             .unwrap_or_default()
                             .to_owned(),
-                        arguments: params.and_then(|p| p.get("arguments")).map(Value::to_string),
+                        arguments: params
+                            .and_then(|p| p.get("arguments"))
+                            .map(Value::to_string),
                         result: ClientResult::Missing,
                         started: line.ts,
                         ended: None,

@@ -86,7 +86,16 @@ fn interaction(
         if stdio {
             return Ok(()); // the stdio bridge answers these itself; nothing crossed
         }
-        push_http(tally, locator, method, join(url, path), Vec::new(), status, sse, None);
+        push_http(
+            tally,
+            locator,
+            method,
+            join(url, path),
+            Vec::new(),
+            status,
+            sse,
+            None,
+        );
         return Ok(());
     }
     if !matches!(kind, "jsonrpc_request" | "notification" | "") {
@@ -156,7 +165,8 @@ fn push_http(
     let mut headers = Headers::default();
     // The recorder keeps the first SSE event only; when that is not a response (a
     // progress notification came first), the answer was cut from the file.
-    let cut = sse && response.is_some_and(|r| !r.contains_key("result") && !r.contains_key("error"));
+    let cut =
+        sse && response.is_some_and(|r| !r.contains_key("result") && !r.contains_key("error"));
     let body_out = if sse {
         headers.push("content-type", "text/event-stream");
         // Only the first event was kept: re-framed as the one event the file shows.

@@ -120,9 +120,7 @@ fn contains(hay: &[u8], needle: &str) -> bool {
 /// The whole input, up to `MAX_DOCUMENT_BYTES`.
 fn read_document(reader: &mut dyn BufRead, kind: Kind) -> Result<Vec<u8>, IngestError> {
     let mut buf = Vec::new();
-    reader
-        .take(MAX_DOCUMENT_BYTES + 1)
-        .read_to_end(&mut buf)?;
+    reader.take(MAX_DOCUMENT_BYTES + 1).read_to_end(&mut buf)?;
     if buf.len() as u64 > MAX_DOCUMENT_BYTES {
         return Err(IngestError::Malformed(format!(
             "{} is read whole, and this one is over the {MAX_DOCUMENT_BYTES}-byte cap",
@@ -223,7 +221,10 @@ mod tests {
         let mcp_log = b"2025-07-19T23:47:50.682Z [info] [memory] Message from server: {\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{}}\n";
         assert_eq!(sniff(mcp_log), Some(Kind::ClaudeDesktop));
         // Other JSON and text stay with the generic readers.
-        assert_eq!(sniff(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}\n"), None);
+        assert_eq!(
+            sniff(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"x\"}\n"),
+            None
+        );
         assert_eq!(sniff(b"{\"messages\":[{\"role\":\"user\"}]}"), None);
         assert_eq!(sniff(b"messages:\n- role: user\n"), None);
         assert_eq!(

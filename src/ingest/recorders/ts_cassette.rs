@@ -24,7 +24,8 @@ use std::io::BufRead;
 pub fn looks_like(line: &[u8]) -> bool {
     use super::contains;
     (line.starts_with(b"{\"type\":\"header\"")
-        && (contains(line, "\"cassetteVersion\":") || contains(line, "\"recorder\":\"mcp-cassette")))
+        && (contains(line, "\"cassetteVersion\":")
+            || contains(line, "\"recorder\":\"mcp-cassette")))
         || (line.starts_with(b"{\"type\":\"frame\",\"t\":") && contains(line, "\"dir\":"))
 }
 
