@@ -191,6 +191,35 @@ fn mcp_vcr_yaml_transcripts() {
     assert!(input(&r).get("problems").is_none(), "{}", input(&r));
 }
 
+/// mcp-vcr's `--format ndjson`: written here as its recorder writes it (`json.dumps`
+/// of a `_type: meta` line, then `{t, dir, payload}` per message); no public file.
+#[test]
+fn mcp_vcr_ndjson_transcripts() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("session.ndjson");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"_type": "meta", "version": 1, "recorded_at": "2026-05-18T12:00:00.500000Z", "session_id": "a3f2b1c9", "server_command": ["python", "server.py"], "schema_version": "1.0", "protocol_version": "2024-11-05"}"#,
+            "\n",
+            r#"{"t": 0, "dir": "c2s", "payload": {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "echo", "arguments": {"text": "hi"}}}}"#,
+            "\n",
+            r#"{"t": 12, "dir": "s2c", "payload": {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "boom"}}}"#,
+            "\n",
+            r#"{"t": 13, "dir": "sideways", "payload": {}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let (r, err, code) = run(&path);
+    // The line with no direction is a problem naming its line; the rest is read.
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("line 4"), "{err}");
+    assert_eq!(input(&r)["format"], "mcp-vcr");
+    assert_eq!(calls(&r, "wire"), vec![c("1", "echo", "JSONRPC_ERROR")]);
+    assert_eq!(call(&r, "echo")["started_at"], "2026-05-18T12:00:00.500Z");
+}
+
 #[test]
 fn claude_desktop_server_log() {
     let (r, err, code) = fixture("claude-desktop/mcp-server-weather.log");

@@ -383,7 +383,7 @@ fn read_sniffed(
             Ok(match kind {
                 recorders::Kind::McpRecorder => Format::McpRecorder,
                 recorders::Kind::PyCassette | recorders::Kind::TsCassette => Format::McpCassette,
-                recorders::Kind::Vcr => Format::McpVcr,
+                recorders::Kind::Vcr | recorders::Kind::VcrNdjson => Format::McpVcr,
                 recorders::Kind::ClaudeDesktop => Format::ClaudeDesktopLog,
             })
         }

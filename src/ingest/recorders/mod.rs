@@ -28,6 +28,8 @@ pub enum Kind {
     TsCassette,
     /// mcp-vcr: a YAML transcript, `meta` and `messages[]`.
     Vcr,
+    /// mcp-vcr's NDJSON transcript: a `_type: meta` line, then messages.
+    VcrNdjson,
     /// Claude Desktop's `mcp-server-NAME.log` and `mcp.log`.
     ClaudeDesktop,
 }
@@ -40,6 +42,7 @@ impl Kind {
             Kind::PyCassette => "an mcp-cassette (Python) cassette",
             Kind::TsCassette => "an mcp-cassette (TypeScript) cassette",
             Kind::Vcr => "an mcp-vcr transcript",
+            Kind::VcrNdjson => "an mcp-vcr NDJSON transcript",
             Kind::ClaudeDesktop => "a Claude Desktop MCP log",
         }
     }
@@ -59,6 +62,9 @@ pub fn sniff(text: &[u8]) -> Option<Kind> {
             let line = compact(first_line);
             if ts_cassette::looks_like(&line) {
                 return Some(Kind::TsCassette);
+            }
+            if vcr::looks_like_ndjson(&line) {
+                return Some(Kind::VcrNdjson);
             }
             let doc = compact(text);
             if mcp_recorder::looks_like(&doc) {
@@ -100,6 +106,7 @@ pub fn read(
         Kind::PyCassette => py_cassette::read(&read_document(reader, kind)?, &mut tally)?,
         Kind::Vcr => vcr::read(&read_document(reader, kind)?, &mut tally)?,
         Kind::TsCassette => ts_cassette::read(reader, limits, &mut tally)?,
+        Kind::VcrNdjson => vcr::read_ndjson(reader, limits, &mut tally)?,
         Kind::ClaudeDesktop => claude_desktop::read(reader, limits, &mut tally)?,
     }
     tally.finish(kind)
@@ -216,6 +223,8 @@ mod tests {
         assert_eq!(sniff(ts), Some(Kind::TsCassette));
         let vcr = b"meta:\n  version: 1\nmessages:\n- dir: c2s\n  payload:\n    id: 1\n";
         assert_eq!(sniff(vcr), Some(Kind::Vcr));
+        let nd = b"{\"_type\": \"meta\", \"version\": 1, \"recorded_at\": \"2026-05-18T12:00:00Z\", \"session_id\": \"a3f2b1c9\", \"server_command\": [\"python\"]}\n";
+        assert_eq!(sniff(nd), Some(Kind::VcrNdjson));
         let cd = b"2025-07-23T15:09:15.405Z [weather] [info] Server started and connected successfully { metadata: undefined }\n";
         assert_eq!(sniff(cd), Some(Kind::ClaudeDesktop));
         let mcp_log = b"2025-07-19T23:47:50.682Z [info] [memory] Message from server: {\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{}}\n";

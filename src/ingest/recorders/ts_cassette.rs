@@ -34,6 +34,28 @@ pub fn read(
     limits: &Limits,
     tally: &mut Tally,
 ) -> Result<(), IngestError> {
+    read_lines(reader, limits, tally, |entry, base| {
+        match entry_of(entry, *base)? {
+            Entry::Header(t) => {
+                *base = t;
+                Ok(None)
+            }
+            Entry::Messages(ms) => Ok(Some(ms)),
+        }
+    })
+}
+
+/// One JSON object per line, each turned into messages by `entry` (`None`: a header,
+/// which is no record; it may set the time the offsets count from).
+pub(super) fn read_lines(
+    reader: &mut dyn BufRead,
+    limits: &Limits,
+    tally: &mut Tally,
+    mut entry: impl FnMut(
+        &Map<String, Value>,
+        &mut Option<Timestamp>,
+    ) -> Result<Option<Vec<StdioMessage>>, String>,
+) -> Result<(), IngestError> {
     let mut reader = reader;
     let mut buf = Vec::new();
     let mut line_no = 0u64;
@@ -58,7 +80,7 @@ pub fn read(
         }
         let parsed = serde_json::from_slice::<Value>(&buf);
         buf.clear();
-        let entry = match parsed {
+        let obj = match parsed {
             Ok(Value::Object(o)) => o,
             Ok(_) => {
                 tally.problem(Problem {
@@ -78,9 +100,9 @@ pub fn read(
                 continue;
             }
         };
-        match entry_of(&entry, base) {
-            Ok(Entry::Header(t)) => base = t,
-            Ok(Entry::Messages(ms)) => {
+        match entry(&obj, &mut base) {
+            Ok(None) => {}
+            Ok(Some(ms)) => {
                 tally.used += 1;
                 for m in ms {
                     tally.exchange(Exchange {

@@ -9,7 +9,8 @@
 //!   as well as numbers do.
 //!
 //! Parsed with `serde_yaml_ng` (alias expansion and nesting are bounded by the crate)
-//! after the whole-document size cap.
+//! after the whole-document size cap. mcp-vcr's `--format ndjson` writes the same
+//! records as JSON lines, a `{"_type":"meta", …}` line first; read line by line.
 
 use super::{offset, Kind, Tally};
 use crate::ingest::{IngestError, Problem};
@@ -30,6 +31,30 @@ pub fn looks_like(head: &str) -> bool {
         }
     }
     messages && (dir || head.lines().any(|l| l.trim_end() == "meta:"))
+}
+
+/// The first line (whitespace dropped) is an NDJSON transcript's meta line.
+pub fn looks_like_ndjson(line: &[u8]) -> bool {
+    line.starts_with(b"{\"_type\":\"meta\"")
+        && (super::contains(line, "\"server_command\":")
+            || super::contains(line, "\"session_id\":"))
+}
+
+pub fn read_ndjson(
+    reader: &mut dyn std::io::BufRead,
+    limits: &crate::config::Limits,
+    tally: &mut Tally,
+) -> Result<(), IngestError> {
+    super::ts_cassette::read_lines(reader, limits, tally, |o, base| {
+        if o.get("_type").and_then(Value::as_str) == Some("meta") {
+            *base = o
+                .get("recorded_at")
+                .and_then(Value::as_str)
+                .and_then(Timestamp::parse);
+            return Ok(None);
+        }
+        message(&Value::Object(o.clone()), *base).map(|m| Some(vec![m]))
+    })
 }
 
 pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
