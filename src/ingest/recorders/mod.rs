@@ -203,6 +203,156 @@ impl Tally<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::Collect;
+    use crate::model::{Direction, End, Locator, Payload};
+
+    fn read_text(text: &str) -> (Collect, Result<(), IngestError>) {
+        let kind = sniff(text.as_bytes()).expect("sniffed as a recorder");
+        let mut sink = Collect::default();
+        let r = read(kind, &mut text.as_bytes(), &Limits::default(), &mut sink);
+        (sink, r)
+    }
+
+    fn stdio(x: &Exchange) -> (Option<Direction>, &str, Option<Timestamp>) {
+        match &x.payload {
+            Payload::Stdio(m) => (m.dir, m.json.as_str(), m.ts),
+            other => panic!("not a stdio message: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn typescript_chunks_and_raw_lines_become_messages_with_their_own_times() {
+        let text = concat!(
+            r#"{"type":"header","cassetteVersion":2,"recorder":"mcp-cassette@0.4.0","startedAt":"2026-08-16T00:00:00Z","transport":"http","era":"legacy"}"#,
+            "\n",
+            r#"{"type":"frame","t":5,"dir":"c2s","frame":{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow"}}}"#,
+            "\n\n",
+            r#"{"type":"chunks","t":6,"dir":"s2c","id":3,"chunks":[{"t":7,"frame":{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}},{"t":9,"frame":{"jsonrpc":"2.0","id":3,"result":{"content":[]}}}]}"#,
+            "\n",
+            r#"{"type":"raw","t":11,"dir":"s2c","data":"server says hello"}"#,
+            "\n",
+            r#"{"type":"state","t":12}"#,
+            "\n",
+        );
+        let (sink, r) = read_text(text);
+        r.unwrap();
+        let got: Vec<_> = sink.exchanges.iter().map(stdio).collect();
+        let t0 = Timestamp::parse("2026-08-16T00:00:00Z").unwrap();
+        assert_eq!(got.len(), 4);
+        assert_eq!(got[0].0, Some(Direction::ClientToServer));
+        assert_eq!(got[1].2, Some(t0.plus_millis(7.0)));
+        assert!(got[2].1.contains("\"result\""));
+        assert_eq!(got[2].2, Some(t0.plus_millis(9.0)));
+        assert_eq!(
+            got[3],
+            (
+                Some(Direction::ServerToClient),
+                "server says hello",
+                Some(t0.plus_millis(11.0))
+            )
+        );
+        // The chunks share their entry's line; the unknown entry is a problem at its line.
+        assert_eq!(sink.exchanges[2].locator, Locator::Line { line: 4 });
+        assert_eq!(sink.problems.len(), 1);
+        assert_eq!(sink.problems[0].locator, Locator::Line { line: 6 });
+        assert!(
+            sink.problems[0].message.contains("\"state\""),
+            "{:?}",
+            sink.problems
+        );
+    }
+
+    #[test]
+    fn mcp_recorder_over_stdio_is_messages_and_lifecycle_is_bare_http() {
+        let stdio_doc = r#"{
+  "version": "1.0",
+  "metadata": {"server_url": "stdio://python server.py", "transport_type": "stdio"},
+  "interactions": [
+    {"type": "jsonrpc_request", "request": {"jsonrpc": "2.0", "id": 1, "method": "ping"}, "response": {"jsonrpc": "2.0", "id": 1, "result": {}}, "response_is_sse": false, "response_status": 200},
+    {"type": "notification", "request": {"jsonrpc": "2.0", "method": "notifications/initialized"}, "response": null, "response_is_sse": false, "response_status": 202}
+  ]
+}"#;
+        let (sink, r) = read_text(stdio_doc);
+        r.unwrap();
+        let dirs: Vec<_> = sink.exchanges.iter().map(|x| stdio(x).0).collect();
+        assert_eq!(
+            dirs,
+            [
+                Some(Direction::ClientToServer),
+                Some(Direction::ServerToClient),
+                Some(Direction::ClientToServer)
+            ]
+        );
+        let http_doc = r#"{
+  "version": "1.0",
+  "metadata": {"server_url": "http://127.0.0.1:8000"},
+  "interactions": [
+    {"type": "lifecycle", "request": null, "response": null, "response_is_sse": false, "response_status": 404, "latency_ms": 1, "http_method": "DELETE", "http_path": "/mcp"},
+    {"type": "jsonrpc_request", "request": {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, "response": null, "response_is_sse": false, "response_status": "oops"}
+  ]
+}"#;
+        let (sink, r) = read_text(http_doc);
+        r.unwrap();
+        assert_eq!(sink.exchanges.len(), 1);
+        match &sink.exchanges[0].payload {
+            Payload::Http(h) => {
+                assert_eq!(h.request.method, "DELETE");
+                assert_eq!(h.request.url, "http://127.0.0.1:8000/mcp");
+                assert_eq!(h.response.as_ref().unwrap().status, 404);
+                assert_eq!(h.end, End::Complete);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(sink.problems[0].locator, Locator::Entry { entry: 2 });
+        assert!(sink.problems[0].message.contains("not an HTTP status"));
+    }
+
+    #[test]
+    fn python_cassette_raw_lines_pass_through_and_bad_senders_are_named() {
+        let doc = r#"{
+  "format_version": 1,
+  "recorded_at": "2026-07-14T07:06:34.598656Z",
+  "transport": "stdio",
+  "messages": [
+    {"seq": 0, "t_offset_ms": 10, "sender": "server", "kind": "raw", "method": null, "msg_id": null, "payload": "Traceback (most recent call last):"},
+    {"seq": 1, "t_offset_ms": 11, "sender": "client", "kind": "request", "payload": 5}
+  ]
+}"#;
+        let (sink, r) = read_text(doc);
+        r.unwrap();
+        assert_eq!(sink.exchanges.len(), 1);
+        let (dir, json, ts) = stdio(&sink.exchanges[0]);
+        assert_eq!(dir, Some(Direction::ServerToClient));
+        assert_eq!(json, "Traceback (most recent call last):");
+        assert_eq!(ts, Timestamp::parse("2026-07-14T07:06:34.608656Z"));
+        assert_eq!(sink.problems[0].locator, Locator::Entry { entry: 2 });
+    }
+
+    #[test]
+    fn claude_desktop_lines_in_both_orders_and_names_with_spaces() {
+        let text = concat!(
+            "2025-09-19T19:52:08.612Z [nest protect] [info] Server started and connected successfully\n",
+            "2025-09-19T19:52:08.760Z [nest protect] [info] Message from client: {\"method\":\"tools/call\",\"params\":{\"name\":\"t\",\"arguments\":{}},\"jsonrpc\":\"2.0\",\"id\":\"a\"}\n",
+            "2025-09-19T19:52:08.790Z [info] [nest protect] Message from server: {\"jsonrpc\":\"2.0\",\"id\":\"a\",\"result\":{\"content\":[]}} { metadata: undefined }\n",
+            "2025-09-19 21:52:13,700 - nest_protect_mcp - INFO - Kill argument received\n",
+        );
+        let (sink, r) = read_text(text);
+        r.unwrap();
+        assert_eq!(sink.exchanges.len(), 1);
+        match &sink.exchanges[0].payload {
+            Payload::ClientLog(c) => {
+                assert_eq!(c.server.as_deref(), Some("nest protect"));
+                assert_eq!(c.call_id, "\"a\"");
+                assert_eq!(c.tool, "t");
+                assert_eq!(c.ended, Timestamp::parse("2025-09-19T19:52:08.790Z"));
+                assert!(
+                    matches!(&c.result, crate::model::ClientResult::Result(r) if r.contains("content"))
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(sink.problems.is_empty(), "{:?}", sink.problems);
+    }
 
     #[test]
     fn sniffs_each_recorder_and_nothing_else() {
