@@ -88,6 +88,24 @@ fn mcp_recorder_cassette_is_read_as_http_exchanges() {
     assert_eq!(add["location"]["entry"], 4, "{add}");
 }
 
+/// Re-recorded with mcp-recorder 0.5.0 itself (record.sh) against the lab's TypeScript
+/// SDK server: slow_progress's kept event is its first progress notification.
+#[test]
+fn mcp_recorder_lab_recording() {
+    let (r, err, code) = fixture("mcp-recorder/lab-session.json");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(
+        calls(&r, "wire"),
+        vec![
+            c("2", "read_note", "TOOL_SUCCESS"),
+            c("3", "fail_tool", "TOOL_ERROR"),
+            c("4", "no_such_tool", "TOOL_ERROR"),
+            c("5", "slow_progress", "STREAM_INCOMPLETE"),
+        ]
+    );
+    assert_eq!(call(&r, "slow_progress")["end"], "truncated");
+}
+
 /// mcp-recorder keeps the first SSE event only: when that is a progress
 /// notification, the answer is missing from the file, and the call says so.
 #[test]
