@@ -22,9 +22,9 @@ use std::io::{BufRead, Read};
 pub enum Kind {
     /// mcp-recorder (Python, PyPI `mcp-recorder`): one JSON document, `interactions[]`.
     McpRecorder,
-    /// mcp-cassette (Python, PyPI `mcp-cassette`): one JSON document, `messages[]`.
+    /// mcp-cassette (Python package): one JSON document, `messages[]`.
     PyCassette,
-    /// mcp-cassette (TypeScript, npm `mcp-cassette`): JSONL, a header then frames.
+    /// mcp-cassette (Node package): JSONL, a header then frames.
     TsCassette,
     /// mcp-vcr: a YAML transcript, `meta` and `messages[]`.
     Vcr,

@@ -1,4 +1,4 @@
-//! mcp-cassette (Python, PyPI `mcp-cassette`, `format_version` 1 and 2) cassettes,
+//! mcp-cassette (Python, package `mcp-cassette` 0.3, `format_version` 1 and 2) cassettes,
 //! usually named `*.mcp.json`: one JSON document `{format_version, recorded_at,
 //! transport, server_url?, session_id?, messages[]}`, each message `{seq, t_offset_ms,
 //! sender, kind, method, msg_id, payload, redacted, exchange?, channel?}`. A proxy

@@ -1,4 +1,4 @@
-//! mcp-cassette (TypeScript, npm `mcp-cassette`, `cassetteVersion` 1 and 2): an
+//! mcp-cassette (TypeScript, package `mcp-cassette` 0.4, `cassetteVersion` 1 and 2): an
 //! append-only JSONL file, a header line `{"type":"header", cassetteVersion, recorder,
 //! startedAt, transport, …}` and then entries:
 //!

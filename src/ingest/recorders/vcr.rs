@@ -1,4 +1,4 @@
-//! mcp-vcr transcripts (PyPI `mcp-vcr`, transcript `version: 1`): YAML written by a
+//! mcp-vcr transcripts (Python package `mcp-vcr`, transcript `version: 1`): YAML written by a
 //! stdio proxy, `meta: {version, recorded_at, session_id, server_command, …}` and
 //! `messages: [{t, dir: c2s|s2c, payload: {JSON-RPC}}]`. Quirks:
 //!
