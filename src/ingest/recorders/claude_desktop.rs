@@ -98,16 +98,21 @@ pub fn read(
     while let Some((total, _)) = read_line_capped(&mut reader, &mut buf, limits.max_record_bytes)? {
         line_no += 1;
         let locator = Locator::Line { line: line_no };
+        let cut = total > buf.len() as u64;
         let text = String::from_utf8_lossy(&buf).into_owned();
         buf.clear();
         let Some(line) = parse_line(&text) else {
             continue;
         };
-        let from_client = line.rest.starts_with(FROM_CLIENT);
-        if !from_client && !line.rest.starts_with(FROM_SERVER) {
-            continue;
-        }
-        if total > text.len() as u64 {
+        let (from_client, json) = match (
+            line.rest.strip_prefix(FROM_CLIENT),
+            line.rest.strip_prefix(FROM_SERVER),
+        ) {
+            (Some(json), _) => (true, json),
+            (None, Some(json)) => (false, json),
+            (None, None) => continue,
+        };
+        if cut {
             tally.problem(Problem {
                 locator,
                 message: format!(
@@ -117,7 +122,6 @@ pub fn read(
             });
             continue;
         }
-        let json = &line.rest[FROM_CLIENT.len()..];
         // Only the first JSON value: ` { metadata: undefined }` may follow it.
         let msg = match serde_json::Deserializer::from_str(json)
             .into_iter::<Value>()
