@@ -102,7 +102,7 @@ pub enum IngestError {
     Io(#[from] io::Error),
     #[error("empty input: nothing to analyse")]
     Empty,
-    #[error("binary data that is not a pcap, pcapng, compressed (gzip, zstd, bzip2, xz) or tar file (first bytes {0}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, compressed or in tar archives")]
+    #[error("binary data that is not a pcap, pcapng, compressed (gzip, zstd, bzip2, xz) or tar file (first bytes {0}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector exports, MCP recorders' cassettes and client logs, compressed or in tar archives")]
     Binary(String),
     #[error("malformed: {0}")]
     Malformed(String),
@@ -479,7 +479,7 @@ pub fn sniff(head: &[u8]) -> Sniffed {
     }
     let first_line = String::from_utf8_lossy(text.split(|&b| b == b'\n').next().unwrap_or(text));
     Sniffed::Text(format!(
-        "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, compressed or in tar archives",
+        "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector exports, MCP recorders' cassettes and client logs, compressed or in tar archives",
         crate::text::excerpt(first_line.trim())
             .chars()
             .take(60)
