@@ -178,7 +178,36 @@ fn inputs() -> Vec<(&'static str, Vec<u8>)> {
         ("capture.pcap", pcap()),
         ("claude.jsonl", claude_code()),
         ("inspector-network.json", inspector_network()),
+        ("cassette.json", mcp_recorder()),
+        ("mcp-server-x.log", claude_desktop()),
     ]
+}
+
+/// An mcp-recorder cassette: secrets in the server URL, the arguments and the answer.
+fn mcp_recorder() -> Vec<u8> {
+    let doc = json!({
+        "version": "1.0",
+        "metadata": {"server_url": format!("https://mcp.example/mcp?access_token={}", s(5))},
+        "interactions": [{
+            "type": "jsonrpc_request",
+            "request": call(31, "echo", json!({"text": format!("Bearer {}", s(20))})),
+            "response": leaky_result(31),
+            "response_is_sse": true, "response_status": 200, "latency_ms": 3,
+            "http_method": null, "http_path": null
+        }]
+    });
+    serde_json::to_vec_pretty(&doc).unwrap()
+}
+
+/// A Claude Desktop server log: secrets in the arguments and the answer.
+fn claude_desktop() -> Vec<u8> {
+    format!(
+        "2026-12-01T10:00:00.000Z [x] [info] Message from client: {} {{ metadata: undefined }}\n\
+         2026-12-01T10:00:00.100Z [x] [info] Message from server: {} {{ metadata: undefined }}\n",
+        call(32, "echo", json!({"text": format!("Bearer {}", s(20))})),
+        leaky_result(32)
+    )
+    .into_bytes()
 }
 
 /// The request headers every HTTP-level plant carries.
@@ -364,6 +393,13 @@ fn no_planted_secret_leaves_the_tool() {
     // Unredacted, the plants do reach the output: the test above is not vacuous.
     let raw = outputs(dir.path(), &["--no-redact"]);
     let everything: String = raw.iter().map(|(_, t)| t.as_str()).collect();
+    // The recorder and Claude Desktop plants were read as calls, not skipped.
+    for read in [
+        "\"format\":\"mcp-recorder\"",
+        "\"format\":\"claude-desktop-log\"",
+    ] {
+        assert!(everything.contains(read), "{read} missing:\n{everything}");
+    }
     let reached: Vec<&&str> = SECRETS
         .iter()
         .filter(|s| everything.contains(**s))

@@ -12,6 +12,7 @@ mod jsonarray;
 mod jsonl;
 mod meter;
 mod pcap;
+mod recorders;
 
 use crate::config::Limits;
 use crate::model::{Body, Exchange, Headers};
@@ -31,6 +32,11 @@ pub enum Format {
     MessageLog,
     /// A JSON array of log entries (MCP Inspector, conformance checks).
     JsonArray,
+    /// A recorder's cassette or Claude Desktop's MCP log (`ingest/recorders/`).
+    McpRecorder,
+    McpCassette,
+    McpVcr,
+    ClaudeDesktopLog,
     /// Content not recognised (only ever in errors).
     Unknown,
 }
@@ -44,6 +50,10 @@ impl Format {
             Format::Pcapng => "pcapng",
             Format::MessageLog => "message-log",
             Format::JsonArray => "json-array",
+            Format::McpRecorder => "mcp-recorder",
+            Format::McpCassette => "mcp-cassette",
+            Format::McpVcr => "mcp-vcr",
+            Format::ClaudeDesktopLog => "claude-desktop-log",
             Format::Unknown => "unknown",
         }
     }
@@ -110,7 +120,7 @@ pub enum IngestError {
     Io(#[from] io::Error),
     #[error("empty input: nothing to analyse")]
     Empty,
-    #[error("binary data that is not a pcap, pcapng, compressed (gzip, zstd, bzip2, xz) or tar file (first bytes {0}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, compressed or in tar archives")]
+    #[error("binary data that is not a pcap, pcapng, compressed (gzip, zstd, bzip2, xz) or tar file (first bytes {0}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector exports, MCP recorders' cassettes and client logs, compressed or in tar archives")]
     Binary(String),
     #[error("malformed: {0}")]
     Malformed(String),
@@ -124,6 +134,12 @@ pub enum IngestError {
     Har(String),
     #[error("compressed inside compressed more than {0} levels deep")]
     TooDeep(u32),
+    /// A recorder's file (or Claude Desktop log) of which not one record could be used.
+    #[error("looks like {format}, but {detail}")]
+    NoUsableRecord {
+        format: &'static str,
+        detail: String,
+    },
     /// JSON records none of which is an MCP record: another program's log or data.
     #[error("no MCP record in {records} JSON {what} (another program's log or data?): {expected}")]
     NotMcp {
@@ -381,6 +397,15 @@ fn read_sniffed(
             clientlog::read_message_log(&mut reader, limits.max_record_bytes, sink)?;
             Ok(Format::MessageLog)
         }
+        Sniffed::Recorder(kind) => {
+            recorders::read(kind, &mut reader, limits, sink)?;
+            Ok(match kind {
+                recorders::Kind::McpRecorder => Format::McpRecorder,
+                recorders::Kind::PyCassette | recorders::Kind::TsCassette => Format::McpCassette,
+                recorders::Kind::Vcr | recorders::Kind::VcrNdjson => Format::McpVcr,
+                recorders::Kind::ClaudeDesktop => Format::ClaudeDesktopLog,
+            })
+        }
         Sniffed::Binary(first) => Err(IngestError::Binary(first)),
         Sniffed::Text(what) => Err(IngestError::Unrecognised(what)),
     }
@@ -401,6 +426,8 @@ pub enum Sniffed {
     MessageLog,
     /// A JSON array: MCP Inspector exports, conformance `checks.json`.
     JsonArray,
+    /// A recorder's cassette or a Claude Desktop MCP log.
+    Recorder(recorders::Kind),
     Binary(String),
     Text(String),
 }
@@ -435,6 +462,9 @@ pub fn sniff(head: &[u8]) -> Sniffed {
         return Sniffed::Empty;
     };
     let text = &body[start..];
+    if let Some(kind) = recorders::sniff(text) {
+        return Sniffed::Recorder(kind);
+    }
     let binary = body
         .iter()
         .take(1024)
@@ -468,7 +498,7 @@ pub fn sniff(head: &[u8]) -> Sniffed {
     }
     let first_line = String::from_utf8_lossy(text.split(|&b| b == b'\n').next().unwrap_or(text));
     Sniffed::Text(format!(
-        "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector and client logs, compressed or in tar archives",
+        "the first line is not JSON ({}); mcpsift reads JSONL logs, HAR, pcap/pcapng, MCP Inspector exports, MCP recorders' cassettes and client logs, compressed or in tar archives",
         crate::text::excerpt(first_line.trim())
             .chars()
             .take(60)

@@ -1,0 +1,83 @@
+//! mcp-cassette (Python, package `mcp-cassette` 0.3, `format_version` 1 and 2) cassettes,
+//! usually named `*.mcp.json`: one JSON document `{format_version, recorded_at,
+//! transport, server_url?, session_id?, messages[]}`, each message `{seq, t_offset_ms,
+//! sender, kind, method, msg_id, payload, redacted, exchange?, channel?}`. A proxy
+//! writes them, so the evidence is the wire's. Quirks:
+//!
+//! - `t_offset_ms` counts from the proxy's start on a monotonic clock; added to
+//!   `recorded_at` it gives each message's time;
+//! - over Streamable HTTP (`transport: "http"`) the file keeps which messages shared a
+//!   request (`exchange`) and which stream carried an answer (`channel`), but no status
+//!   and no headers, so the messages are read as a transcript rather than as HTTP
+//!   exchanges with a status the file never had;
+//! - `kind: "raw"` keeps a line that was not JSON, as a string: it is passed on as is
+//!   so the pairer can name it.
+
+use super::{offset, parse_json, Kind, Tally};
+use crate::ingest::{IngestError, Problem};
+use crate::model::{Direction, Exchange, Locator, Payload, StdioMessage, Timestamp};
+use serde_json::Value;
+
+pub fn looks_like(doc: &[u8]) -> bool {
+    use super::contains;
+    contains(doc, "\"messages\":[")
+        && (contains(doc, "\"t_offset_ms\":")
+            || (contains(doc, "\"format_version\":") && contains(doc, "\"recorded_at\":")))
+}
+
+pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
+    let root = parse_json(doc, Kind::PyCassette)?;
+    let Some(messages) = root.get("messages").and_then(Value::as_array) else {
+        return Err(IngestError::Malformed(
+            "an mcp-cassette (Python) cassette whose \"messages\" is not an array".to_owned(),
+        ));
+    };
+    let base = root
+        .get("recorded_at")
+        .and_then(Value::as_str)
+        .and_then(Timestamp::parse);
+    for (i, m) in messages.iter().enumerate() {
+        let locator = Locator::Entry {
+            entry: i as u64 + 1,
+        };
+        match message(m, base) {
+            Ok(sm) => {
+                tally.used += 1;
+                tally.exchange(Exchange {
+                    locator,
+                    payload: Payload::Stdio(sm),
+                });
+            }
+            Err(message) => tally.problem(Problem::new(locator, message)),
+        }
+    }
+    Ok(())
+}
+
+fn message(m: &Value, base: Option<Timestamp>) -> Result<StdioMessage, String> {
+    let Value::Object(o) = m else {
+        return Err("message is not a JSON object".to_owned());
+    };
+    let dir = match o.get("sender").and_then(Value::as_str) {
+        Some("client") => Direction::ClientToServer,
+        Some("server") => Direction::ServerToClient,
+        other => {
+            return Err(format!(
+                "\"sender\" is {}, not \"client\" or \"server\"",
+                other.map_or("missing".to_owned(), |s| format!("{s:?}"))
+            ))
+        }
+    };
+    let json = match o.get("payload") {
+        Some(p @ Value::Object(_)) => p.to_string(),
+        // `kind: "raw"`: the line as it crossed, not JSON.
+        Some(Value::String(raw)) => raw.clone(),
+        _ => return Err("message without a \"payload\" object".to_owned()),
+    };
+    Ok(StdioMessage {
+        dir: Some(dir),
+        json,
+        ts: offset(base, o.get("t_offset_ms").and_then(Value::as_f64)),
+        logged_by_client: false,
+    })
+}

@@ -1,0 +1,112 @@
+//! mcp-vcr transcripts (Python package `mcp-vcr`, transcript `version: 1`): YAML written by a
+//! stdio proxy, `meta: {version, recorded_at, session_id, server_command, …}` and
+//! `messages: [{t, dir: c2s|s2c, payload: {JSON-RPC}}]`. Quirks:
+//!
+//! - keys are sorted (`dir`, `payload`, `t`) and the file is appended message by
+//!   message, so a recording cut short ends mid-list: a YAML error names its line;
+//! - `t` counts milliseconds from `meta.recorded_at`;
+//! - normalized snapshots replace ids with strings such as `NORM_ID_1`, which pair
+//!   as well as numbers do.
+//!
+//! Parsed with `serde_yaml_ng` (alias expansion and nesting are bounded by the crate)
+//! after the whole-document size cap. mcp-vcr's `--format ndjson` writes the same
+//! records as JSON lines, a `{"_type":"meta", …}` line first; read line by line.
+
+use super::{offset, Kind, Tally};
+use crate::ingest::{IngestError, Problem};
+use crate::model::{Direction, Exchange, Locator, Payload, StdioMessage, Timestamp};
+use serde_json::Value;
+
+/// A top-level `messages:` key and a `dir: c2s|s2c` item in the first lines.
+pub fn looks_like(head: &str) -> bool {
+    let mut messages = false;
+    let mut dir = false;
+    for line in head.lines().take(400) {
+        if line.trim_end() == "messages:" {
+            messages = true;
+        }
+        let item = line.trim_start().trim_start_matches("- ").trim();
+        if item == "dir: c2s" || item == "dir: s2c" {
+            dir = true;
+        }
+    }
+    messages && (dir || head.lines().any(|l| l.trim_end() == "meta:"))
+}
+
+/// The first line (whitespace dropped) is an NDJSON transcript's meta line.
+pub fn looks_like_ndjson(line: &[u8]) -> bool {
+    line.starts_with(b"{\"_type\":\"meta\"")
+        && (super::contains(line, "\"server_command\":")
+            || super::contains(line, "\"session_id\":"))
+}
+
+pub fn read_ndjson(
+    reader: &mut dyn std::io::BufRead,
+    limits: &crate::config::Limits,
+    tally: &mut Tally,
+) -> Result<(), IngestError> {
+    super::ts_cassette::read_lines(reader, limits, tally, |o, base| {
+        if o.get("_type").and_then(Value::as_str) == Some("meta") {
+            *base = o
+                .get("recorded_at")
+                .and_then(Value::as_str)
+                .and_then(Timestamp::parse);
+            return Ok(None);
+        }
+        message(&Value::Object(o.clone()), *base).map(|m| Some(vec![m]))
+    })
+}
+
+pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
+    let root: Value = serde_yaml_ng::from_slice(doc)
+        .map_err(|e| IngestError::Malformed(format!("{}: YAML error: {e}", Kind::Vcr.name())))?;
+    let messages = match root.get("messages") {
+        Some(Value::Array(a)) => a.as_slice(),
+        // `messages:` written and nothing after it: a recording with no message yet.
+        Some(Value::Null) => &[],
+        _ => {
+            return Err(IngestError::Malformed(
+                "an mcp-vcr transcript whose \"messages\" is not a list".to_owned(),
+            ))
+        }
+    };
+    let base = root
+        .get("meta")
+        .and_then(|m| m.get("recorded_at"))
+        .and_then(Value::as_str)
+        .and_then(Timestamp::parse);
+    for (i, m) in messages.iter().enumerate() {
+        let locator = Locator::Entry {
+            entry: i as u64 + 1,
+        };
+        match message(m, base) {
+            Ok(sm) => {
+                tally.used += 1;
+                tally.exchange(Exchange {
+                    locator,
+                    payload: Payload::Stdio(sm),
+                });
+            }
+            Err(message) => tally.problem(Problem::new(locator, message)),
+        }
+    }
+    Ok(())
+}
+
+fn message(m: &Value, base: Option<Timestamp>) -> Result<StdioMessage, String> {
+    let dir = match m.get("dir").and_then(Value::as_str) {
+        Some("c2s") => Direction::ClientToServer,
+        Some("s2c") => Direction::ServerToClient,
+        _ => return Err("message without \"dir\": c2s or s2c".to_owned()),
+    };
+    let payload = m
+        .get("payload")
+        .filter(|p| p.is_object())
+        .ok_or("message without a \"payload\" mapping")?;
+    Ok(StdioMessage {
+        dir: Some(dir),
+        json: payload.to_string(),
+        ts: offset(base, m.get("t").and_then(Value::as_f64)),
+        logged_by_client: false,
+    })
+}
