@@ -44,7 +44,9 @@ generate() {
 timed() {
     local rc=0
     /usr/bin/time -f "%e %M" -o "$dir/.time" timeout "$limit" "$@" > /dev/null 2>&1 || rc=$?
-    read -r secs kb < "$dir/.time" || true
+    # time puts "Command exited with non-zero status N" first when a run fails (mcpsift
+    # exits 1 or 2 on findings or unreadable input); the figures are the last line.
+    read -r secs kb < <(tail -n 1 "$dir/.time") || true
     if [ "$rc" = 124 ]; then secs=-1; fi
     echo "${secs:-0} ${kb:-0}"
 }
