@@ -135,8 +135,8 @@ struct AnalyzeArgs {
     /// Colour the table.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     color: ColorChoice,
-    /// Print no notes or warnings on stderr (errors, bad lines and --fail-on
-    /// matches are still printed).
+    /// Print no notes, warnings or progress bar on stderr (errors, bad lines and
+    /// --fail-on matches are still printed).
     #[arg(long, short = 'q')]
     quiet: bool,
     /// Longest Markdown report (--format markdown, --report) in characters: past it,
@@ -313,13 +313,13 @@ fn with_progress_bar(inputs: &[Input], config: &Config) -> batch::Report {
                 if ticks < 5 {
                     continue;
                 }
-                bar.set_length(progress.total_bytes.load(Relaxed));
-                bar.set_position(progress.bytes_read.load(Relaxed));
                 bar.set_message(format!(
                     "inputs {}/{}",
                     progress.inputs_done.load(Relaxed),
                     progress.total_inputs.load(Relaxed)
                 ));
+                bar.set_length(progress.total_bytes.load(Relaxed));
+                bar.set_position(progress.bytes_read.load(Relaxed));
             }
         });
         let report = batch::run_with_progress(inputs, config, &progress);
