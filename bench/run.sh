@@ -1,27 +1,82 @@
 #!/usr/bin/env bash
-# End-to-end benchmark: MB/s and peak RSS of `mcpsift analyze --format jsonl` on a
-# generated pcap (1 GiB), JSONL (300 MB) and HAR (300 MB), each next to
-# `cat FILE > /dev/null` on the same file in the same run. Results: docs/performance.md.
-#   bash bench/run.sh [DIR]        (DIR defaults to /tmp; needs ~2 GB free)
+# End-to-end benchmark over several traffic shapes (docs/performance.md): MB/s and peak
+# RSS of `mcpsift analyze --format jsonl` with --threads 1 and --threads 2, next to
+# `cat FILE > /dev/null` and, for pcaps, tshark's cheapest HTTP pass on the same file
+# in the same run, with the ratios.
+#   bash bench/run.sh [DIR] [MB]     (DIR defaults to /tmp/mcpsift-bench, MB to 150)
+# Inputs are generated once per DIR by committed generators; delete them (or use
+# another DIR) after changing MB. Scale up with MB (e.g. 1000): the generators stream.
+# LIMIT (seconds, default 300) stops one run that takes too long; it is then shown as
+# "> LIMIT s". SHAPES restricts the run, e.g. SHAPES="keepalive har".
 set -euo pipefail
 cd "$(dirname "$0")/.."
-dir=${1:-/tmp}
+dir=${1:-/tmp/mcpsift-bench}
+mb=${2:-150}
+limit=${LIMIT:-300}
+shapes=${SHAPES:-"keepalive current flows large har jsonl"}
+mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
-[ -f "$dir/bench1g.pcap" ] || ./target/release/examples/gen_pcap "$dir/bench1g.pcap" 1024
-[ -f "$dir/bench.jsonl" ] || python3 bench/make_big_jsonl.py "$dir/bench.jsonl" 300
-[ -f "$dir/bench.har" ] || python3 tests/fixtures/har/make_big_har.py "$dir/bench.har" 300
-measure() { # label, command...
-    local label=$1; shift
-    /usr/bin/time -f "%e %M" -o "$dir/.time" "$@" > /dev/null 2>&1
-    read -r secs kb < "$dir/.time"
-    awk -v l="$label" -v s="$secs" -v b="$size" -v k="$kb" \
-        'BEGIN { printf "%-34s %7.2f s %9.0f MB/s %8.1f MB peak\n", l, s, b / 1e6 / s, k / 1024 }'
+bin=./target/release/mcpsift
+
+file_of() {
+    case $1 in
+    keepalive) echo "$dir/keepalive.pcap" ;;
+    current) echo "$dir/current.pcap" ;;
+    flows) echo "$dir/flows.pcap" ;;
+    large) echo "$dir/large.pcap" ;;
+    har) echo "$dir/sessions.har" ;;
+    jsonl) echo "$dir/sessions.jsonl" ;;
+    esac
 }
-for f in "$dir/bench1g.pcap" "$dir/bench.jsonl" "$dir/bench.har"; do
+generate() {
+    local f
+    f=$(file_of "$1")
+    [ -f "$f" ] && return
+    case $1 in
+    keepalive | flows | large) python3 bench/make_shapes_pcap.py "$1" "$f" "$mb" ;;
+    current) ./target/release/examples/gen_pcap "$f" $((mb * 1000000 / 1048576)) ;;
+    har) python3 tests/fixtures/har/make_big_har.py "$f" "$mb" 8 ;;
+    jsonl) python3 bench/make_big_jsonl.py "$f" "$mb" 8 ;;
+    esac
+}
+
+# Prints "seconds kilobytes" of one run; a run past LIMIT prints "-1 kilobytes".
+timed() {
+    local rc=0
+    /usr/bin/time -f "%e %M" -o "$dir/.time" timeout "$limit" "$@" > /dev/null 2>&1 || rc=$?
+    # time puts "Command exited with non-zero status N" first when a run fails (mcpsift
+    # exits 1 or 2 on findings or unreadable input); the figures are the last line.
+    read -r secs kb < <(tail -n 1 "$dir/.time") || true
+    if [ "$rc" = 124 ]; then secs=-1; fi
+    echo "${secs:-0} ${kb:-0}"
+}
+row() { # label, seconds, kilobytes, reference seconds (cat), tshark seconds
+    awk -v l="$1" -v s="$2" -v k="$3" -v b="$size" -v c="$4" -v t="$5" -v lim="$limit" 'BEGIN {
+        if (s < 0) { printf "%-26s  > %d s\n", l, lim; exit }
+        if (s < 0.01) s = 0.01
+        printf "%-26s %8.2f s %8.0f MB/s %8.1f MB peak", l, s, b / 1e6 / s, k / 1024
+        if (c != "") printf "   cat/this %6.3f", c / s
+        if (t != "" && t > 0) printf "   tshark/this %6.1fx", t / s
+        printf "\n" }'
+}
+
+printf '%s\n' "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB, $(uname -r), $(rustc --version)"
+for shape in $shapes; do
+    generate "$shape"
+    f=$(file_of "$shape")
     size=$(stat -c %s "$f")
-    echo "== $(basename "$f") ($((size / 1000000)) MB)"
+    echo "== $shape: $(basename "$f") ($((size / 1000000)) MB)"
     cat "$f" > /dev/null # warm the page cache
-    measure "cat FILE > /dev/null" sh -c "cat '$f' > /dev/null"
-    measure "mcpsift analyze --format jsonl" ./target/release/mcpsift analyze "$f" --format jsonl
-    case $f in *.pcap) measure "ingest only (examples/ingest_only)" ./target/release/examples/ingest_only "$f" ;; esac
+    read -r cs ck < <(timed sh -c "cat '$f' > /dev/null")
+    row "cat FILE > /dev/null" "$cs" "$ck" "" ""
+    ts=""
+    case $f in *.pcap)
+        read -r ts tk < <(timed tshark -r "$f" -Y http.request -T fields -e frame.number)
+        row "tshark -Y http.request" "$ts" "$tk" "" ""
+        ;;
+    esac
+    for t in 1 2; do
+        read -r s k < <(timed "$bin" analyze "$f" --format jsonl --threads "$t")
+        row "mcpsift --threads $t" "$s" "$k" "$cs" "$ts"
+    done
 done

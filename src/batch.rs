@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// One input to analyse.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -295,11 +296,69 @@ fn stable_path(path: &str, inputs: &[Input]) -> String {
     }
 }
 
+/// Counters a caller may poll from another thread while `run_with_progress` works
+/// (the CLI draws a bar from them); the library itself never prints progress.
+#[derive(Debug, Default)]
+pub struct Progress {
+    /// Bytes of all planned files (stdin counts as 0), set before reading starts.
+    pub total_bytes: AtomicU64,
+    /// Planned inputs, set before reading starts.
+    pub total_inputs: AtomicU64,
+    /// Bytes read so far from the files as stored (before decompression).
+    pub bytes_read: AtomicU64,
+    /// Inputs finished.
+    pub inputs_done: AtomicU64,
+}
+
+/// Counts the bytes pulled through it; one relaxed add per read call, which reads
+/// in buffer-sized steps, so the cost does not show.
+struct Counted<'a, R> {
+    inner: R,
+    progress: &'a Progress,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.progress
+            .bytes_read
+            .fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
 /// Analyses every input. Path errors (a missing file) become error reports too.
 pub fn run(inputs: &[Input], config: &Config) -> Report {
+    run_with_progress(inputs, config, &Progress::default())
+}
+
+/// `run`, updating `progress` as bytes are read and inputs finish.
+pub fn run_with_progress(inputs: &[Input], config: &Config, progress: &Progress) -> Report {
     let planned = plan(inputs);
-    let work =
-        || -> Vec<Vec<Analysed>> { planned.par_iter().map(|p| analyse_one(p, config)).collect() };
+    let total: u64 = planned
+        .iter()
+        .map(|p| match p {
+            Planned::File {
+                input: Input::Path(path),
+                ..
+            } => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
+            _ => 0,
+        })
+        .sum();
+    progress.total_bytes.store(total, Ordering::Relaxed);
+    progress
+        .total_inputs
+        .store(planned.len() as u64, Ordering::Relaxed);
+    let work = || -> Vec<Vec<Analysed>> {
+        planned
+            .par_iter()
+            .map(|p| {
+                let r = analyse_one(p, config, progress);
+                progress.inputs_done.fetch_add(1, Ordering::Relaxed);
+                r
+            })
+            .collect()
+    };
     let results = if config.threads > 0 {
         match rayon::ThreadPoolBuilder::new()
             .num_threads(config.threads)
@@ -345,7 +404,7 @@ const MAX_ARCHIVE_MEMBERS: usize = 100_000;
 /// skipped with a reason.
 pub type Analysed = Result<InputReport, (String, String)>;
 
-fn analyse_one(p: &Planned, config: &Config) -> Vec<Analysed> {
+fn analyse_one(p: &Planned, config: &Config, progress: &Progress) -> Vec<Analysed> {
     let (input, walked) = match p {
         Planned::File { input, walked } => (input, *walked),
         Planned::Missing(e) => {
@@ -354,12 +413,15 @@ fn analyse_one(p: &Planned, config: &Config) -> Vec<Analysed> {
         Planned::Skipped(path, why) => return vec![Err((path.clone(), why.clone()))],
     };
     let path = input.display();
-    let reader: Box<dyn Read> = match input {
+    let reader: Box<dyn Read + '_> = match input {
         Input::Path(p) => match File::open(p) {
-            Ok(f) => Box::new(f),
+            Ok(f) => Box::new(Counted { inner: f, progress }),
             Err(e) => return vec![Ok(error_report(path, e.to_string()))],
         },
-        Input::Stdin => Box::new(io::stdin().lock()),
+        Input::Stdin => Box::new(Counted {
+            inner: io::stdin().lock(),
+            progress,
+        }),
     };
     analyse_named(path, reader, walked, config)
 }

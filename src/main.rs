@@ -135,8 +135,8 @@ struct AnalyzeArgs {
     /// Colour the table.
     #[arg(long, value_enum, default_value = "auto", value_name = "WHEN")]
     color: ColorChoice,
-    /// Print no notes or warnings on stderr (errors, bad lines and --fail-on
-    /// matches are still printed).
+    /// Print no notes, warnings or progress bar on stderr (errors, bad lines and
+    /// --fail-on matches are still printed).
     #[arg(long, short = 'q')]
     quiet: bool,
     /// Longest Markdown report (--format markdown, --report) in characters: past it,
@@ -289,6 +289,47 @@ fn write_file(
     Ok(())
 }
 
+/// `batch::run` with a bar on stderr (bytes, inputs, MB/s, ETA) redrawn from the
+/// library's counters by a second thread; cleared before the report is printed.
+fn with_progress_bar(inputs: &[Input], config: &Config) -> batch::Report {
+    use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+    use std::sync::atomic::Ordering::Relaxed;
+    let progress = batch::Progress::default();
+    let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(4));
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{bytes}/{total_bytes} {msg} {binary_bytes_per_sec} ETA {eta}",
+        )
+        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let report = std::thread::scope(|s| {
+        s.spawn(|| {
+            // Quiet for the first half second: a short run shows no bar at all.
+            let mut ticks = 0;
+            while !done.load(Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                ticks += 1;
+                if ticks < 5 {
+                    continue;
+                }
+                bar.set_message(format!(
+                    "inputs {}/{}",
+                    progress.inputs_done.load(Relaxed),
+                    progress.total_inputs.load(Relaxed)
+                ));
+                bar.set_length(progress.total_bytes.load(Relaxed));
+                bar.set_position(progress.bytes_read.load(Relaxed));
+            }
+        });
+        let report = batch::run_with_progress(inputs, config, &progress);
+        done.store(true, Relaxed);
+        report
+    });
+    bar.finish_and_clear();
+    report
+}
+
 fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     let redactor = Redactor {
         enabled: !args.no_redact,
@@ -332,7 +373,11 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             }
         })
         .collect();
-    let mut report = batch::run(&inputs, &config);
+    let mut report = if !args.quiet && stderr.is_terminal() {
+        with_progress_bar(&inputs, &config)
+    } else {
+        batch::run(&inputs, &config)
+    };
 
     // Shared passes, in order: filters, baseline, redaction (report/mod.rs).
     let filter = Filter {

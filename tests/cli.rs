@@ -1250,3 +1250,47 @@ fn a_captured_call_gives_a_wireshark_filter_in_json_and_markdown() {
         "{md}"
     );
 }
+
+/// The progress bar is for a person at a terminal: with stderr piped it never shows,
+/// even on a run long enough to draw it (stdin held open for over a second).
+#[test]
+fn piped_stderr_shows_no_progress() {
+    let sample = std::fs::read(repo("samples/streamable-http.jsonl")).unwrap();
+    let mut child = bin()
+        .args(["analyze", "-", "--format", "jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mcpsift");
+    let mut stdin = child.stdin.take().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    stdin.write_all(&sample).unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success() || out.status.code() == Some(1));
+    assert!(!jsonl(&out).is_empty());
+    let err = String::from_utf8_lossy(&out.stderr);
+    for mark in ["ETA", "inputs ", "/s", "\r", "\x1b["] {
+        assert!(!err.contains(mark), "progress on a piped stderr: {err:?}");
+    }
+}
+
+/// The library's counters, which the CLI's bar reads, reach the planned totals.
+#[test]
+fn progress_counters_reach_the_totals() {
+    use mcpsift::batch::{self, Input, Progress};
+    use std::sync::atomic::Ordering::Relaxed;
+    let inputs = [
+        Input::Path(repo("samples/streamable-http.jsonl")),
+        Input::Path(repo("samples/sse-cut.pcap")),
+    ];
+    let progress = Progress::default();
+    batch::run_with_progress(&inputs, &Default::default(), &progress);
+    let size = |p: &str| std::fs::metadata(repo(p)).unwrap().len();
+    let total = size("samples/streamable-http.jsonl") + size("samples/sse-cut.pcap");
+    assert_eq!(progress.total_bytes.load(Relaxed), total);
+    assert_eq!(progress.bytes_read.load(Relaxed), total);
+    assert_eq!(progress.total_inputs.load(Relaxed), 2);
+    assert_eq!(progress.inputs_done.load(Relaxed), 2);
+}

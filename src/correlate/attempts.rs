@@ -9,7 +9,7 @@ use super::execution::effect_unknown;
 use super::{rules, Call, RetryOrigin, Transport};
 use crate::config::RetryWindows;
 use crate::model::{Outcome, Timestamp};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 /// How a later attempt relates to the one before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -13,7 +13,7 @@ use super::{Correlator, RetryOrigin, Scope, ScopeKind, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::jsonrpc::{self, Id, Item, Kind, Message};
 use crate::model::{Body, End, HttpExchange, Locator, Outcome, Timestamp};
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
 /// Most cut streams kept waiting for a resumption at once (each keeps its events).
 const MAX_OPEN_STREAMS: usize = 4096;

@@ -19,10 +19,10 @@ use crate::config::RetryWindows;
 use crate::ingest::{Kind, Level, Problem, Sink};
 use crate::jsonrpc::{canonical_json, Id, Item, Message};
 use crate::model::{End, Exchange, FindingKind, Locator, Outcome, Payload, Severity, Timestamp};
+use foldhash::{HashMap, HashMapExt, HashSet};
 use observe::{Observation, Stray};
 pub use scope::{Scope, ScopeKind};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 /// How a call came to be sent, as far as the input shows (the `retryOrigin` of the article's classifier).

@@ -11,7 +11,7 @@ use super::{Context, RuleDoc};
 use crate::correlate::observe::Observation;
 use crate::correlate::Finding;
 use crate::model::{FindingKind, Locator, Severity};
-use std::collections::HashSet;
+use foldhash::HashSet;
 
 pub const DOC: RuleDoc = RuleDoc {
     kind: FindingKind::IdReused,

@@ -9,7 +9,7 @@
 use super::{Context, RuleDoc};
 use crate::correlate::Finding;
 use crate::model::{End, FindingKind, Outcome, Severity};
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 pub const DOC: RuleDoc = RuleDoc {
     kind: FindingKind::NonTerminal,

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""Writes pcaps of MCP traffic in shapes other than examples/gen_pcap.rs, for
+bench/run.sh (docs/performance.md). Pure Python, standard library only.
+
+    python3 bench/make_shapes_pcap.py SHAPE OUT.pcap [megabytes]
+
+SHAPE:
+  keepalive  many short keep-alive connections: initialize, a tools/list of 10 tools
+             with schemas, then tools/calls answered alternately by gzip-encoded JSON
+             and by chunked SSE (one event per chunk, progress events first);
+             1460-byte segments, the receiver ACKs every second segment
+  flows      half-open flows: a SYN and the first bytes of a request, never answered
+             or closed (megabytes is ignored: 200,000 flows, or FLOWS=n)
+  large      keep-alive connections whose tools/call results are 1 MB of text
+"""
+import gzip
+import json
+import os
+import struct
+import sys
+
+MSS = 1460
+SRV = bytes([10, 0, 0, 1])
+CLI = bytes([10, 0, 0, 2])
+
+
+def ip_checksum(h):
+    s = sum(struct.unpack("!10H", h))
+    s = (s & 0xFFFF) + (s >> 16)
+    s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+class Pcap:
+    def __init__(self, path):
+        self.f = open(path, "wb")
+        self.f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        self.ts = 1_796_000_000 * 1_000_000
+        self.size = 24
+
+    def packet(self, src, dst, sport, dport, seq, ack, flags, payload=b""):
+        self.ts += 37
+        tcp = struct.pack("!HHIIBBHHH", sport, dport, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF,
+                          5 << 4, flags, 65535, 0, 0)
+        total = 20 + len(tcp) + len(payload)
+        iph = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 0, 0x4000, 64, 6, 0, src, dst)
+        iph = iph[:10] + struct.pack("!H", ip_checksum(iph)) + iph[12:]
+        frame = b"\x02\x00\x00\x00\x00\x02\x02\x00\x00\x00\x00\x01\x08\x00" + iph + tcp + payload
+        self.f.write(struct.pack("<IIII", self.ts // 1_000_000, self.ts % 1_000_000, len(frame), len(frame)))
+        self.f.write(frame)
+        self.size += 16 + len(frame)
+
+
+SYN, ACK, PSH, FIN = 0x02, 0x10, 0x08, 0x01
+
+
+class Conn:
+    def __init__(self, pcap, port, n):
+        self.p, self.port = pcap, port
+        self.cseq, self.sseq = (n * 2654435761) & 0xFFFFFFFF, (n * 40503 + 5000) & 0xFFFFFFFF
+        p = self.p
+        p.packet(CLI, SRV, port, 8000, self.cseq, 0, SYN)
+        self.cseq += 1
+        p.packet(SRV, CLI, 8000, port, self.sseq, self.cseq, SYN | ACK)
+        self.sseq += 1
+        p.packet(CLI, SRV, port, 8000, self.cseq, self.sseq, ACK)
+
+    def send(self, client, data):
+        """Data in MSS segments; the other side ACKs every second one and the last."""
+        p = self.p
+        src, dst, sport, dport = (CLI, SRV, self.port, 8000) if client else (SRV, CLI, 8000, self.port)
+        n = 0
+        for off in range(0, len(data), MSS):
+            seg = data[off:off + MSS]
+            seq, ack = (self.cseq, self.sseq) if client else (self.sseq, self.cseq)
+            p.packet(src, dst, sport, dport, seq, ack, ACK | PSH, seg)
+            if client:
+                self.cseq += len(seg)
+            else:
+                self.sseq += len(seg)
+            n += 1
+            if n % 2 == 0 or off + MSS >= len(data):
+                seq, ack = (self.sseq, self.cseq) if client else (self.cseq, self.sseq)
+                p.packet(dst, src, dport, sport, seq, ack, ACK)
+
+    def close(self):
+        p = self.p
+        p.packet(CLI, SRV, self.port, 8000, self.cseq, self.sseq, FIN | ACK)
+        self.cseq += 1
+        p.packet(SRV, CLI, 8000, self.port, self.sseq, self.cseq, FIN | ACK)
+        self.sseq += 1
+        p.packet(CLI, SRV, self.port, 8000, self.cseq, self.sseq, ACK)
+
+
+def request(body, session=None):
+    b = json.dumps(body).encode()
+    h = ("POST /mcp HTTP/1.1\r\nHost: 10.0.0.1:8000\r\nContent-Type: application/json\r\n"
+         "Accept: application/json, text/event-stream\r\n")
+    if session:
+        h += f"Mcp-Session-Id: {session}\r\n"
+    return (h + f"Content-Length: {len(b)}\r\n\r\n").encode() + b
+
+
+def json_response(body, session=None, gz=False):
+    b = json.dumps(body).encode()
+    h = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+    if session:
+        h += f"Mcp-Session-Id: {session}\r\n"
+    if gz:
+        b = gzip.compress(b, compresslevel=6, mtime=0)
+        h += "Content-Encoding: gzip\r\n"
+    return (h + f"Content-Length: {len(b)}\r\n\r\n").encode() + b
+
+
+def sse_chunked(events):
+    out = [b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"]
+    for e in events:
+        ev = f"event: message\ndata: {json.dumps(e)}\n\n".encode()
+        out.append(b"%x\r\n" % len(ev) + ev + b"\r\n")
+    out.append(b"0\r\n\r\n")
+    return b"".join(out)
+
+
+TOOLS = [{"name": f"tool_{k}", "description": f"Does thing number {k} to a document in the workspace.",
+          "inputSchema": {"type": "object",
+                          "properties": {"path": {"type": "string", "description": "A workspace path"},
+                                         "limit": {"type": "integer", "minimum": 1, "maximum": 1000},
+                                         "mode": {"type": "string", "enum": ["fast", "full", "dry-run"]}},
+                          "required": ["path"]}} for k in range(10)]
+TEXT = "line of tool output with some words in it; " * 30
+
+
+def session_start(c, sid, rid):
+    c.send(True, request({"jsonrpc": "2.0", "id": rid, "method": "initialize",
+                          "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                                     "clientInfo": {"name": "bench", "version": "1"}}}))
+    c.send(False, json_response({"jsonrpc": "2.0", "id": rid, "result": {
+        "protocolVersion": "2025-06-18", "capabilities": {"tools": {"listChanged": True}},
+        "serverInfo": {"name": "bench-server", "version": "1.0"}}}, session=sid))
+    c.send(True, request({"jsonrpc": "2.0", "method": "notifications/initialized"}, sid))
+    c.send(False, b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+    c.send(True, request({"jsonrpc": "2.0", "id": rid + 1, "method": "tools/list"}, sid))
+    c.send(False, json_response({"jsonrpc": "2.0", "id": rid + 1, "result": {"tools": TOOLS}}, sid))
+
+
+def keepalive(pcap, target, calls_per_conn=6, result_text=TEXT, large=False):
+    conn = 0
+    while pcap.size < target:
+        conn += 1
+        c = Conn(pcap, 40000 + conn % 25000, conn)
+        sid = f"sess-{conn:08x}"
+        session_start(c, sid, 1)
+        for k in range(calls_per_conn):
+            rid = 10 + k
+            c.send(True, request({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                                  "params": {"name": f"tool_{k % 10}", "arguments": {"path": f"d/{conn}/{k}"},
+                                             "_meta": {"progressToken": f"p{rid}"}}}, sid))
+            result = {"jsonrpc": "2.0", "id": rid,
+                      "result": {"content": [{"type": "text", "text": f"{conn}.{k} {result_text}"}]}}
+            if large or k % 2 == 0:
+                c.send(False, json_response(result, sid, gz=not large))
+            else:
+                progress = [{"jsonrpc": "2.0", "method": "notifications/progress",
+                             "params": {"progressToken": f"p{rid}", "progress": n, "total": 3}} for n in (1, 2)]
+                c.send(False, sse_chunked(progress + [result]))
+        c.close()
+    return conn
+
+
+def flows(pcap, n):
+    for i in range(n):
+        port = 40000 + i % 25000
+        src = bytes([10, 1 + i // 25000, (i >> 8) & 0xFF, i & 0xFF])
+        seq = 7 + i * 2654435761
+        pcap.packet(src, SRV, port, 8000, seq, 0, SYN)
+        pcap.packet(src, SRV, port, 8000, seq + 1, 0, ACK | PSH, b"POST /mcp HTTP/1.1\r\nHost: 10.0.0.1\r\n")
+    return n
+
+
+def main():
+    shape, out = sys.argv[1], sys.argv[2]
+    target = int(sys.argv[3]) * 1_000_000 if len(sys.argv) > 3 else 200_000_000
+    p = Pcap(out)
+    if shape == "keepalive":
+        n = keepalive(p, target)
+    elif shape == "large":
+        n = keepalive(p, target, calls_per_conn=4, result_text="x" * 1_000_000, large=True)
+    elif shape == "flows":
+        n = flows(p, int(os.environ.get("FLOWS", "200000")))
+    else:
+        sys.exit(f"unknown shape {shape}")
+    p.f.close()
+    print(f"{out}: {n} connections, {p.size / 1e6:.0f} MB", file=sys.stderr)
+
+
+main()
