@@ -14,7 +14,7 @@ mod vcr;
 
 use super::{IngestError, Problem, Sink};
 use crate::config::Limits;
-use crate::model::{Exchange, Timestamp};
+use crate::model::{Exchange, Locator, Payload, StdioMessage, Timestamp};
 use std::io::{BufRead, Read};
 
 /// Which recorder wrote a file.
@@ -168,6 +168,32 @@ const MAX_HELD: usize = 10_000;
 impl Tally<'_> {
     fn exchange(&mut self, x: Exchange) {
         self.sink.exchange(x);
+    }
+
+    /// A cassette's `messages[]` as transcript messages, each read by `read` against
+    /// the recording's start `base`; one that cannot be read is a problem at its
+    /// (1-based) entry.
+    fn messages(
+        &mut self,
+        messages: &[serde_json::Value],
+        base: Option<Timestamp>,
+        read: fn(&serde_json::Value, Option<Timestamp>) -> Result<StdioMessage, String>,
+    ) {
+        for (i, m) in messages.iter().enumerate() {
+            let locator = Locator::Entry {
+                entry: i as u64 + 1,
+            };
+            match read(m, base) {
+                Ok(sm) => {
+                    self.used += 1;
+                    self.exchange(Exchange {
+                        locator,
+                        payload: Payload::Stdio(sm),
+                    });
+                }
+                Err(message) => self.problem(Problem::new(locator, message)),
+            }
+        }
     }
 
     fn problem(&mut self, p: Problem) {

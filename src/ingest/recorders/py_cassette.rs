@@ -14,8 +14,8 @@
 //!   so the pairer can name it.
 
 use super::{offset, parse_json, Kind, Tally};
-use crate::ingest::{IngestError, Problem};
-use crate::model::{Direction, Exchange, Locator, Payload, StdioMessage, Timestamp};
+use crate::ingest::IngestError;
+use crate::model::{Direction, StdioMessage, Timestamp};
 use serde_json::Value;
 
 pub fn looks_like(doc: &[u8]) -> bool {
@@ -36,21 +36,7 @@ pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
         .get("recorded_at")
         .and_then(Value::as_str)
         .and_then(Timestamp::parse);
-    for (i, m) in messages.iter().enumerate() {
-        let locator = Locator::Entry {
-            entry: i as u64 + 1,
-        };
-        match message(m, base) {
-            Ok(sm) => {
-                tally.used += 1;
-                tally.exchange(Exchange {
-                    locator,
-                    payload: Payload::Stdio(sm),
-                });
-            }
-            Err(message) => tally.problem(Problem::new(locator, message)),
-        }
-    }
+    tally.messages(messages, base, message);
     Ok(())
 }
 

@@ -13,8 +13,8 @@
 //! records as JSON lines, a `{"_type":"meta", …}` line first; read line by line.
 
 use super::{offset, Kind, Tally};
-use crate::ingest::{IngestError, Problem};
-use crate::model::{Direction, Exchange, Locator, Payload, StdioMessage, Timestamp};
+use crate::ingest::IngestError;
+use crate::model::{Direction, StdioMessage, Timestamp};
 use serde_json::Value;
 
 /// A top-level `messages:` key and a `dir: c2s|s2c` item in the first lines.
@@ -75,21 +75,7 @@ pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
         .and_then(|m| m.get("recorded_at"))
         .and_then(Value::as_str)
         .and_then(Timestamp::parse);
-    for (i, m) in messages.iter().enumerate() {
-        let locator = Locator::Entry {
-            entry: i as u64 + 1,
-        };
-        match message(m, base) {
-            Ok(sm) => {
-                tally.used += 1;
-                tally.exchange(Exchange {
-                    locator,
-                    payload: Payload::Stdio(sm),
-                });
-            }
-            Err(message) => tally.problem(Problem::new(locator, message)),
-        }
-    }
+    tally.messages(messages, base, message);
     Ok(())
 }
 
