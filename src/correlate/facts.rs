@@ -44,6 +44,8 @@ pub struct CallFacts {
     pub request_state: Option<String>,
     pub returned_state: Option<String>,
     pub annotations: Option<Annotations>,
+    /// Completed by a `Last-Event-ID` resumption (its origin when it repeats nothing).
+    pub resumed: bool,
     /// Why the call has no terminal result, for NON_TERMINAL (its first note).
     pub why: Option<String>,
 }
@@ -89,6 +91,7 @@ impl Call {
             request_state: self.request_state.clone(),
             returned_state: self.returned_state.clone(),
             annotations: self.annotations,
+            resumed: self.resumed,
             why: non_terminal.then(|| ev.notes.first().cloned()).flatten(),
         }
     }
@@ -174,6 +177,7 @@ mod tests {
                 destructive: None,
                 idempotent: Some(true),
             }),
+            resumed: false,
             why: Some("cut".into()),
         };
         let text = serde_json::to_string(&f).unwrap();

@@ -59,8 +59,10 @@ pub struct Judge {
     /// INPUT_REQUIRED calls waiting for a follow-up of their scope and tool.
     awaiting_followup: Vec<CallFacts>,
     judged: Judged,
-    /// Findings with the order the report lists them in: first location, then rule.
-    findings: Vec<Finding>,
+    /// Findings so far, each with the input of the call (or observation) that raised it.
+    findings: Vec<(Arc<str>, Finding)>,
+    /// What the hooks of the call being judged raise.
+    scratch: Vec<Finding>,
     calls: u64,
 }
 
@@ -77,6 +79,7 @@ impl Judge {
             awaiting_followup: Vec::new(),
             judged: Judged::default(),
             findings: Vec::new(),
+            scratch: Vec::new(),
             calls: 0,
         }
     }
@@ -137,7 +140,7 @@ impl Judge {
             }
             for r in RULES {
                 if let Some(hook) = r.hooks.pair {
-                    hook(&pair, &mut self.findings);
+                    hook(&pair, &mut self.scratch);
                 }
             }
         } else if let Some(c) = self.cold.remove(&key) {
@@ -150,9 +153,12 @@ impl Judge {
         }
         for r in RULES {
             if let Some(hook) = r.hooks.call {
-                hook(&later, &mut self.findings);
+                hook(&later, &mut self.scratch);
             }
         }
+        let input = &later.input;
+        self.findings
+            .extend(self.scratch.drain(..).map(|f| (input.clone(), f)));
         if later.mrtr_followup {
             self.awaiting_followup
                 .retain(|c| !(c.scope == later.scope && c.tool == later.tool));
@@ -240,22 +246,42 @@ impl Judge {
 
     /// Ends the partition: judges the observations and the unanswered
     /// `input_required` calls, and returns the findings in report order.
-    pub fn finish(mut self, observations: &[Observation]) -> Vec<Finding> {
+    pub fn finish(self, observations: &[Observation]) -> Vec<Finding> {
+        self.finish_with_inputs(observations, &[])
+            .into_iter()
+            .map(|(_, f)| f)
+            .collect()
+    }
+
+    /// `finish`, each finding with its input; `inputs[i]` is the input of
+    /// `observations[i]` (missing: none).
+    pub fn finish_with_inputs(
+        mut self,
+        observations: &[Observation],
+        inputs: &[Arc<str>],
+    ) -> Vec<(Arc<str>, Finding)> {
         for c in std::mem::take(&mut self.awaiting_followup) {
-            non_terminal::unfollowed(&c, &mut self.findings);
+            non_terminal::unfollowed(&c, &mut self.scratch);
+            self.findings
+                .extend(self.scratch.drain(..).map(|f| (c.input.clone(), f)));
         }
+        let none: Arc<str> = Arc::from("");
         for r in RULES {
             if let Some(hook) = r.hooks.observation {
-                for o in observations {
-                    hook(o, &self.judged, &mut self.findings);
+                for (i, o) in observations.iter().enumerate() {
+                    hook(o, &self.judged, &mut self.scratch);
+                    let input = inputs.get(i).unwrap_or(&none);
+                    self.findings
+                        .extend(self.scratch.drain(..).map(|f| (input.clone(), f)));
                 }
             }
         }
         let rank = |f: &Finding| rules::RULES.iter().position(|r| r.doc.kind == f.kind);
         // In the order of the input, so a report reads like the capture; among
         // findings about one place, in the rules' order, then as raised.
-        self.findings
-            .sort_by(|a, b| (a.locators.first(), rank(a)).cmp(&(b.locators.first(), rank(b))));
+        self.findings.sort_by(|(ia, a), (ib, b)| {
+            (ia, a.locators.first(), rank(a)).cmp(&(ib, b.locators.first(), rank(b)))
+        });
         self.findings
     }
 }

@@ -149,6 +149,8 @@ pub struct Call {
     pub timeline: Option<Box<timeline::Timeline>>,
     /// The tool's annotations from a `tools/list` of the same input, if any.
     pub annotations: Option<Annotations>,
+    /// Completed by a `Last-Event-ID` resumption stream.
+    pub resumed: bool,
 }
 
 impl Call {
@@ -236,13 +238,20 @@ pub struct Analysis {
     pub problems: Vec<Problem>,
     /// Things worth knowing that are no error (a TLS flow beside the MCP traffic).
     pub notices: Vec<Problem>,
+    /// What the pairers observed (few: one per anomaly), for a stage 2 run elsewhere.
+    pub observations: Vec<Observation>,
+    /// Each scope's peers and version, and each tool's annotations, as this input
+    /// told them: a stage 2 run over several files shares them across the files.
+    pub scope_info: Vec<(Scope, ScopeInfo)>,
+    pub tools: Vec<(String, Annotations)>,
 }
 
-#[derive(Debug, Clone, Default)]
-struct ScopeInfo {
-    protocol_version: Option<String>,
-    client: Option<String>,
-    server: Option<String>,
+/// What a scope's `initialize` (or `_meta`) said about its peers.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ScopeInfo {
+    pub protocol_version: Option<String>,
+    pub client: Option<String>,
+    pub server: Option<String>,
 }
 
 #[derive(Debug)]
@@ -581,6 +590,7 @@ impl Correlator {
             previous: None,
             timeline: None,
             annotations: None,
+            resumed: false,
         });
         if transport != Transport::Http {
             if let Some(c) = self.out.calls.last_mut() {
@@ -666,6 +676,11 @@ impl Correlator {
             c.judged(judge.call(c.facts(&input)));
         }
         self.out.findings = judge.finish(&self.observations);
+        self.out.observations = std::mem::take(&mut self.observations);
+        self.out.scope_info = self.scopes.into_iter().collect();
+        self.out.scope_info.sort_by(|a, b| a.0.cmp(&b.0));
+        self.out.tools = self.annotations.into_iter().collect();
+        self.out.tools.sort_by(|a, b| a.0.cmp(&b.0));
         self.out
     }
 }

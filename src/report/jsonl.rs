@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 use std::io::{self, Write};
 use std::sync::Arc;
 
-fn input_record(ir: &InputReport) -> Value {
+/// The `input` record of one input.
+pub fn input_record(ir: &InputReport) -> Value {
     let mut o = Map::new();
     o.insert("type".into(), json!("input"));
     o.insert("path".into(), json!(ir.path));
@@ -202,7 +203,8 @@ pub fn call_record(input: &str, c: &Call) -> Value {
     serde_json::to_value(call_rec(input, c)).unwrap_or(Value::Null)
 }
 
-fn finding_record(input: &str, f: &Finding) -> Value {
+/// The `finding` record of one finding of `input`.
+pub fn finding_record(input: &str, f: &Finding) -> Value {
     json!({
         "type": "finding",
         "kind": f.kind,
