@@ -4,12 +4,12 @@
     python3 lab/tools/run_lab.py [scenario ...]       (default: all scenarios)
 
 For an HTTP scenario it starts, each by PID and stopped by PID:
-    server (TS or Python SDK) on 127.0.0.1:18082
+    server (TS, Python or Rust SDK) on 127.0.0.1:18082
     faultproxy.py             on 127.0.0.1:18081  -> server      (writes exchanges.jsonl)
     mitmdump reverse proxy    on 127.0.0.1:18080  -> faultproxy  (writes capture.har)
     tcpdump  -i lo 'tcp port 18080'                               (writes capture.pcap)
     dumpcap  -i lo 'tcp port 18080'                               (writes capture.pcapng)
-then the client (TS or Python SDK) against http://127.0.0.1:18080. All four captures therefore
+then the client (TS, Python or Rust SDK) against http://127.0.0.1:18080. All four captures therefore
 show the same client-facing traffic of the same run. A stdio scenario runs the client, which
 spawns stdio_tee.py, which spawns the server (writes transcript.jsonl).
 

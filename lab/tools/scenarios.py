@@ -1,6 +1,6 @@
 """Scenario catalogue of the mcpsift traffic lab.
 
-Each scenario names a real server (TS or Python SDK), a real client (TS or Python SDK) driven by a
+Each scenario names a real server (TS, Python or Rust SDK), a real client (TS, Python or Rust SDK) driven by a
 step plan, and the fault rules for faultproxy.py. `expect` lists the outcome of every tools/call
 request in wire order (retries included); run_lab.py checks each against the captures before it
 writes expected.json. Faults are modelled on the Cakewalk MCP Test Kitchen scenarios

@@ -13,8 +13,8 @@ use rmcp::model::{
     Implementation, ProgressNotificationParam, ServerResult,
 };
 use rmcp::service::{
-    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions,
-    RunningService, ServiceError,
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RunningService,
+    ServiceError,
 };
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
@@ -73,15 +73,20 @@ async fn connect(plan: &Value, handler: Handler) -> Result<Client, String> {
         Some("streamable") => {
             // SDK defaults throughout, reconnection policy included (ExponentialBackoff: 1 s base,
             // no limit), so the captures show what an rmcp client does out of the box.
-            let config =
-                StreamableHttpClientTransportConfig::with_uri(plan["url"].as_str().unwrap_or_default());
+            let config = StreamableHttpClientTransportConfig::with_uri(
+                plan["url"].as_str().unwrap_or_default(),
+            );
             let transport = StreamableHttpClientTransport::from_config(config);
             handler.serve_with_lifecycle(transport, lifecycle).await
         }
         Some("stdio") => {
             let cmd: Vec<String> = plan["command"]
                 .as_array()
-                .map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect())
+                .map(|a| {
+                    a.iter()
+                        .filter_map(|s| s.as_str().map(str::to_owned))
+                        .collect()
+                })
                 .unwrap_or_default();
             let mut command = tokio::process::Command::new(&cmd[0]);
             command.args(&cmd[1..]);
@@ -121,7 +126,13 @@ fn describe(e: &ServiceError) -> Value {
     json!({"error_name": kind, "code": code, "message": msg})
 }
 
-async fn call_once(client: &Client, progress: &AtomicU64, obs: &Obs, step: &Value, attempt: u32) -> bool {
+async fn call_once(
+    client: &Client,
+    progress: &AtomicU64,
+    obs: &Obs,
+    step: &Value,
+    attempt: u32,
+) -> bool {
     let tool = step["tool"].as_str().unwrap_or_default().to_owned();
     let args = step["args"].as_object().cloned().unwrap_or_default();
     let timeout = Duration::from_millis(step["timeout_ms"].as_u64().unwrap_or(10_000));
@@ -144,7 +155,11 @@ async fn call_once(client: &Client, progress: &AtomicU64, obs: &Obs, step: &Valu
     let seen = progress.load(Ordering::SeqCst);
     match result {
         Ok(ServerResult::CallToolResult(r)) => {
-            let text = r.content.first().and_then(|c| c.as_text()).map(|t| t.text.clone());
+            let text = r
+                .content
+                .first()
+                .and_then(|c| c.as_text())
+                .map(|t| t.text.clone());
             obs.note(json!({"event": "call", "tool": tool, "attempt": attempt, "outcome": "returned",
                             "isError": r.is_error.unwrap_or(false), "progress_seen": seen, "text": text,
                             "elapsed_ms": elapsed}));
@@ -171,11 +186,17 @@ async fn call_once(client: &Client, progress: &AtomicU64, obs: &Obs, step: &Valu
 #[tokio::main]
 async fn main() {
     let path = std::env::args().nth(1).expect("plan path");
-    let plan: Value = serde_json::from_str(&std::fs::read_to_string(&path).expect("plan"))
-        .expect("plan is JSON");
-    let obs = Obs { t0: Instant::now(), events: Arc::new(Mutex::new(Vec::new())) };
+    let plan: Value =
+        serde_json::from_str(&std::fs::read_to_string(&path).expect("plan")).expect("plan is JSON");
+    let obs = Obs {
+        t0: Instant::now(),
+        events: Arc::new(Mutex::new(Vec::new())),
+    };
     let progress = Arc::new(AtomicU64::new(0));
-    let handler = Handler { progress: progress.clone(), obs: obs.clone() };
+    let handler = Handler {
+        progress: progress.clone(),
+        obs: obs.clone(),
+    };
     let mut client = match connect(&plan, handler.clone()).await {
         Ok(c) => Some(c),
         Err(e) => {
@@ -193,7 +214,9 @@ async fn main() {
                 if call_once(c, &progress, &obs, &step, 1).await {
                     continue;
                 }
-                let Some(oe) = step.get("on_error") else { continue };
+                let Some(oe) = step.get("on_error") else {
+                    continue;
+                };
                 let delay = oe["delay_ms"].as_u64().unwrap_or(0);
                 tokio::time::sleep(Duration::from_millis(delay)).await;
                 if oe["action"] == "reconnect_retry" {
@@ -223,6 +246,10 @@ async fn main() {
     let doc = json!({"client": "rust-sdk", "transport": plan["transport"],
                      "events": *obs.events.lock().unwrap()});
     if let Some(out) = plan["observe"].as_str() {
-        std::fs::write(out, format!("{}\n", serde_json::to_string_pretty(&doc).unwrap())).ok();
+        std::fs::write(
+            out,
+            format!("{}\n", serde_json::to_string_pretty(&doc).unwrap()),
+        )
+        .ok();
     }
 }

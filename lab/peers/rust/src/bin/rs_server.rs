@@ -70,7 +70,9 @@ fn int_arg(req: &CallToolRequestParams, key: &str, max: u64) -> Result<u64, Erro
     arg(req, key)
         .and_then(Value::as_u64)
         .filter(|n| *n <= max)
-        .ok_or_else(|| ErrorData::invalid_params(format!("{key}: integer 0..={max} required"), None))
+        .ok_or_else(|| {
+            ErrorData::invalid_params(format!("{key}: integer 0..={max} required"), None)
+        })
 }
 
 impl ServerHandler for Lab {
@@ -93,15 +95,24 @@ impl ServerHandler for Lab {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let result = match req.name.as_ref() {
-            "read_note" => text(format!("note {}: remember the milk", str_arg(&req, "name")?)),
+            "read_note" => text(format!(
+                "note {}: remember the milk",
+                str_arg(&req, "name")?
+            )),
             "delete_file" => {
                 let path = str_arg(&req, "path")?;
                 let n = self.deletions.fetch_add(1, Ordering::SeqCst) + 1;
-                text(format!("deleted {path} (deletion #{n} in this server process)"))
+                text(format!(
+                    "deleted {path} (deletion #{n} in this server process)"
+                ))
             }
             "fail_tool" => {
-                let reason = arg(&req, "reason").and_then(Value::as_str).unwrap_or("no reason");
-                CallToolResult::error(vec![ContentBlock::text(format!("fail_tool failed: {reason}"))])
+                let reason = arg(&req, "reason")
+                    .and_then(Value::as_str)
+                    .unwrap_or("no reason");
+                CallToolResult::error(vec![ContentBlock::text(format!(
+                    "fail_tool failed: {reason}"
+                ))])
             }
             "slow_progress" => {
                 let steps = int_arg(&req, "steps", 10)?.max(1);
@@ -120,7 +131,10 @@ impl ServerHandler for Lab {
                 text(format!("slow_progress done after {steps} steps"))
             }
             other => {
-                return Err(ErrorData::invalid_params(format!("unknown tool {other}"), None));
+                return Err(ErrorData::invalid_params(
+                    format!("unknown tool {other}"),
+                    None,
+                ));
             }
         };
         Ok(result.into())
@@ -128,16 +142,23 @@ impl ServerHandler for Lab {
 }
 
 fn opt(args: &[String], name: &str) -> Option<String> {
-    args.iter().position(|a| a == name).and_then(|i| args.get(i + 1).cloned())
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
     let transport = opt(&args, "--transport").unwrap_or_else(|| "streamable".into());
-    let port: u16 = opt(&args, "--port").map(|p| p.parse()).transpose()?.unwrap_or(18082);
+    let port: u16 = opt(&args, "--port")
+        .map(|p| p.parse())
+        .transpose()?
+        .unwrap_or(18082);
     let json_mode = args.iter().any(|a| a == "--json");
-    let lab = Lab { deletions: Arc::new(AtomicU64::new(0)) };
+    let lab = Lab {
+        deletions: Arc::new(AtomicU64::new(0)),
+    };
     match transport.as_str() {
         "stdio" => {
             eprintln!("[rs_server] stdio ready");
