@@ -8,8 +8,9 @@
 //! - on a client's `notifications/cancelled` the rmcp server ends the call's SSE stream
 //!   cleanly (terminating chunk) without a response;
 //! - every request carries `_meta.progressToken`, `tools/list` included;
-//! - `initialize` offers 2026-07-28 and settles on 2025-11-25; a Python client reaches
-//!   2026-07-28 with the rmcp server through `server/discover`.
+//! - `initialize` offers 2026-07-28 and settles on 2025-11-25; with `server/discover`
+//!   (the Python client, or rmcp's own in `ClientLifecycleMode::Auto`) the rmcp server
+//!   speaks stateless 2026-07-28, and rmcp's client adds `Mcp-Method`/`Mcp-Name` headers.
 //!
 //! The wire facts each test starts from are read from the captures here, not from
 //! mcpsift.
@@ -256,19 +257,43 @@ fn rmcp_progress_tokens_on_every_request_change_nothing() {
 }
 
 #[test]
-fn python_client_and_rmcp_server_speak_2026_07_28() {
-    let xs = exchanges("cross_py_client_rs_server");
-    assert_eq!(request_json(&xs[0])["method"], "server/discover");
-    assert!(xs
-        .iter()
-        .all(|x| header(&x["request"]["headers"], "mcp-session-id").is_none()));
-    for format in FORMATS {
-        let r = analyse(&scenario("cross_py_client_rs_server").join(format));
-        let calls = of_type(&r, "call");
-        assert_eq!(calls.len(), 3, "{format}");
-        for c in &calls {
-            assert_eq!(c["outcome"], "TOOL_SUCCESS", "{format}");
-            assert_eq!(c["protocol_version"], "2026-07-28", "{format}");
+fn rmcp_server_speaks_stateless_2026_07_28_after_server_discover() {
+    // The Python client (auto) and the rmcp client in ClientLifecycleMode::Auto both
+    // probe with server/discover and then send no session id; rmcp's own client adds
+    // the SEP-2243 headers Mcp-Method and Mcp-Name to each tools/call.
+    for (name, rmcp_client) in [
+        ("cross_py_client_rs_server", false),
+        ("baseline_rs_auto", true),
+    ] {
+        let xs = exchanges(name);
+        assert_eq!(request_json(&xs[0])["method"], "server/discover", "{name}");
+        assert!(xs
+            .iter()
+            .all(|x| header(&x["request"]["headers"], "mcp-session-id").is_none()));
+        assert!(!xs.iter().any(|x| request_json(x)["method"] == "initialize"));
+        if rmcp_client {
+            for x in xs
+                .iter()
+                .filter(|x| request_json(x)["method"] == "tools/call")
+            {
+                let h = &x["request"]["headers"];
+                assert_eq!(header(h, "mcp-method"), Some("tools/call"), "{name}");
+                assert_eq!(
+                    header(h, "mcp-name"),
+                    request_json(x)["params"]["name"].as_str(),
+                    "{name}"
+                );
+            }
+        }
+        for format in FORMATS {
+            let r = analyse(&scenario(name).join(format));
+            let calls = of_type(&r, "call");
+            assert_eq!(calls.len(), 3, "{name} {format}");
+            for c in &calls {
+                assert_eq!(c["outcome"], "TOOL_SUCCESS", "{name} {format}");
+                assert_eq!(c["protocol_version"], "2026-07-28", "{name} {format}");
+            }
+            assert!(of_type(&r, "finding").is_empty(), "{name} {format}");
         }
     }
 }

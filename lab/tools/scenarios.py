@@ -595,6 +595,12 @@ add("cancel_timeout_rs", "Rust client -> Rust server, SSE. slow_progress{steps:4
     max_findings_above_info=0,
     notes="The client chose to stop waiting: NON_TERMINAL, but as a cancellation (INFO, with the reason), so no "
           "finding above INFO.")
+add("baseline_rs_auto", "Rust client with ClientLifecycleMode::Auto (server/discover first) -> Rust server: the "
+    "probe succeeds and both sides speak the stateless 2026-07-28 revision (no initialize, no Mcp-Session-Id, "
+    "protocol metadata in every request's _meta, resultType on every result).",
+    RS_SSE, "rs", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline", client_mode="auto")
+add("cross_rs_client_py_server", "Rust client (initialize, 2025-11-25) -> Python server, SSE responses.",
+    PY_SSE, "rs", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline")
 add("cross_rs_client_ts_server", "Rust client (rmcp) -> TS server, Streamable HTTP with SSE responses.",
     TS_SSE, "rs", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline")
 add("cross_ts_client_rs_server", "TS client -> Rust server (rmcp, session mode, SSE with event ids).",
