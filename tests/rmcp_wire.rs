@@ -4,7 +4,8 @@
 //! - its transport re-initializes an expired session by itself and re-sends the call
 //!   with the same JSON-RPC id on the new session;
 //! - after a cut SSE stream it resumes at once with `Last-Event-ID` (ids like `3/1`),
-//!   and the rmcp server answers with empty streams, so nothing completes the call;
+//!   and the rmcp server answers with empty streams, so nothing completes the call,
+//!   unless it has an `EventStore`, whose replay on the GET does;
 //! - on a client's `notifications/cancelled` the rmcp server ends the call's SSE stream
 //!   cleanly (terminating chunk) without a response;
 //! - every request carries `_meta.progressToken`, `tools/list` included;
@@ -170,6 +171,47 @@ fn rmcp_resumes_at_once_and_empty_replays_do_not_complete_the_call() {
             .find(|f| f["kind"] == "NON_TERMINAL")
             .unwrap();
         assert_ne!(non_terminal["severity"], "INFO", "{format}");
+    }
+}
+
+#[test]
+fn a_replay_from_the_rmcp_event_store_completes_the_cut_call() {
+    // Wire: the POST's stream is cut with no response; the GET that carries
+    // Last-Event-ID (ids like ev-5) holds the response for the same id.
+    let xs = exchanges("sse_cut_resumed_rs");
+    let post = xs
+        .iter()
+        .find(|x| request_json(x)["params"]["name"] == "slow_progress")
+        .unwrap();
+    assert_eq!(post["end"], "closed");
+    assert!(!post["response"]["body"]
+        .as_str()
+        .unwrap()
+        .contains("\"result\""));
+    let resume = xs
+        .iter()
+        .find(|x| header(&x["request"]["headers"], "last-event-id").is_some())
+        .unwrap();
+    assert!(header(&resume["request"]["headers"], "last-event-id")
+        .unwrap()
+        .starts_with("ev-"));
+    assert!(resume["response"]["body"]
+        .as_str()
+        .unwrap()
+        .contains("\"id\":2,\"result\""));
+
+    for format in FORMATS {
+        let r = analyse(&scenario("sse_cut_resumed_rs").join(format));
+        let slow = of_type(&r, "call")
+            .into_iter()
+            .find(|c| c["tool"] == "slow_progress")
+            .unwrap();
+        assert_eq!(slow["outcome"], "TOOL_SUCCESS", "{format}");
+        let kinds: Vec<_> = of_type(&r, "finding")
+            .iter()
+            .map(|f| f["kind"].clone())
+            .collect();
+        assert_eq!(kinds, vec![Value::from("RETRY_TOO_SOON")], "{format}");
     }
 }
 

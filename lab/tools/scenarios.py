@@ -494,6 +494,7 @@ add("sse_cut_cancel_retry_ts", "TS client -> TS server (--agent-tools), SSE. The
 # mode (Mcp-Session-Id, SSE with priming event ids) or, with --json, stateless with JSON answers.
 RS_SSE = ("rs", "streamable", [])
 RS_JSON = ("rs", "streamable", ["--json"])
+RS_SSE_STORE = ("rs", "streamable", ["--event-store"])
 add("baseline_rs_sse", "Rust client (rmcp, initialize, 2025-11-25) -> Rust server (rmcp, session mode, SSE "
     "responses with priming event ids); read_note, slow_progress (3 progress notifications), delete_file. "
     "rmcp puts a progressToken in the _meta of every request it sends, tools/call or not.",
@@ -533,6 +534,17 @@ add("sse_cut_rs", "slow_progress's SSE response stream is cut by the proxy after
           "and after the next ones its own backoff, 1 s. The "
           "notifications/cancelled comes after the stream was cut, so the call is NON_TERMINAL above INFO, as in "
           "sse_cut_cancel_retry_ts.")
+add("sse_cut_resumed_rs", "As sse_cut_rs, but the rmcp server keeps its events in an EventStore (--event-store, "
+    "in memory): after the cut the rmcp client resumes with GET + Last-Event-ID and the server replays the final "
+    "response on that GET stream, so the call completes.",
+    RS_SSE_STORE, "rs", [step(SLOW, timeout_ms=8000), NOTE], ["TOOL_SUCCESS", "TOOL_SUCCESS"],
+    findings=["RETRY_TOO_SOON"],
+    rules=[{"match": tc("slow_progress", 1), "action": {"type": "forward", "cut_before_response": True}}],
+    cakewalk="(2025-11-25 resumption; not a Cakewalk scenario)",
+    notes="The POST exchange itself ends 'closed' without the response; the response for the same id arrives on "
+          "a later GET exchange that carries Last-Event-ID. As in sse_cut_rs, the client resumes at once after the "
+          "cut although the server's priming event said retry: 3000, hence RETRY_TOO_SOON; the resumption itself "
+          "works.")
 add("wrong_id_rs", "The server's real JSON response to the first tools/call is passed on with its id replaced by "
     "99999. The client never gets a response for its own id and gives up after its 3 s timeout; a later "
     "read_note succeeds.",

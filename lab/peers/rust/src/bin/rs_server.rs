@@ -1,11 +1,13 @@
 //! Real MCP server built on the official Rust SDK (rmcp, pinned in lab/peers/rust/Cargo.toml).
 //!
-//! Usage: rs_server --transport streamable|stdio [--port N] [--json]
+//! Usage: rs_server --transport streamable|stdio [--port N] [--json] [--event-store]
 //! Loopback only (127.0.0.1). Tools: read_note, delete_file, fail_tool, slow_progress, the same
 //! names, schemas, annotations and texts as ts_server.mjs and py_server.py. Streamable HTTP runs in
 //! the SDK's default session mode (Mcp-Session-Id, SSE responses with priming event ids); --json
 //! turns session mode off and asks for application/json answers (the SDK ties JSON responses to
-//! its stateless mode). rmcp 3.11 has no legacy HTTP+SSE server, so there is no legacy-sse here.
+//! its stateless mode). --event-store keeps every SSE event in memory (rmcp's EventStore trait,
+//! like ts_server.mjs's InMemoryEventStore), so a GET with Last-Event-ID replays what a cut stream
+//! missed. rmcp 3.11 has no legacy HTTP+SSE server, so there is no legacy-sse here.
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,6 +22,9 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::{
+    EventStore, EventStoreError, EventStream, ServerSseMessage,
+};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{json, Value};
@@ -141,6 +146,46 @@ impl ServerHandler for Lab {
     }
 }
 
+/// Every event of every stream, in the order stored; ids are this process's own counter.
+#[derive(Default)]
+struct MemoryEvents {
+    events: tokio::sync::Mutex<Vec<(String, ServerSseMessage)>>,
+    next: AtomicU64,
+}
+
+#[async_trait::async_trait]
+impl EventStore for MemoryEvents {
+    async fn store_event(
+        &self,
+        stream_id: &str,
+        event: &ServerSseMessage,
+    ) -> Result<String, EventStoreError> {
+        let id = format!("ev-{}", self.next.fetch_add(1, Ordering::SeqCst));
+        let mut event = event.clone();
+        event.event_id = Some(id.clone());
+        self.events.lock().await.push((stream_id.to_owned(), event));
+        Ok(id)
+    }
+
+    async fn replay_events_after(
+        &self,
+        last_event_id: &str,
+    ) -> Result<EventStream, EventStoreError> {
+        let events = self.events.lock().await;
+        let at = events
+            .iter()
+            .position(|(_, e)| e.event_id.as_deref() == Some(last_event_id))
+            .ok_or_else(|| std::io::Error::other(format!("no event {last_event_id}")))?;
+        let stream = events[at].0.clone();
+        let later: Vec<_> = events[at + 1..]
+            .iter()
+            .filter(|(s, _)| *s == stream)
+            .map(|(_, e)| e.clone())
+            .collect();
+        Ok(Box::pin(futures::stream::iter(later)))
+    }
+}
+
 fn opt(args: &[String], name: &str) -> Option<String> {
     args.iter()
         .position(|a| a == name)
@@ -156,6 +201,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .transpose()?
         .unwrap_or(18082);
     let json_mode = args.iter().any(|a| a == "--json");
+    let event_store = args.iter().any(|a| a == "--event-store");
     let lab = Lab {
         deletions: Arc::new(AtomicU64::new(0)),
     };
@@ -169,13 +215,19 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             let config = StreamableHttpServerConfig::default()
                 .with_legacy_session_mode(!json_mode)
                 .with_json_response(json_mode);
+            let mut sessions = LocalSessionManager::default();
+            if event_store {
+                sessions = sessions.with_event_store(Arc::new(MemoryEvents::default()));
+            }
             let service = TowerToHyperService::new(StreamableHttpService::new(
                 move || Ok(lab.clone()),
-                LocalSessionManager::default().into(),
+                sessions.into(),
                 config,
             ));
             let listener = tokio::net::TcpListener::bind(("127.0.0.1", port)).await?;
-            eprintln!("[rs_server] streamable http on 127.0.0.1:{port} json={json_mode}");
+            eprintln!(
+                "[rs_server] streamable http on 127.0.0.1:{port} json={json_mode} eventStore={event_store}"
+            );
             loop {
                 let io = tokio::select! {
                     _ = tokio::signal::ctrl_c() => break,
