@@ -497,9 +497,10 @@ fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked:
                 } else {
                     Status::Ok
                 },
+                // "analysed", not "read": a Claude Desktop log of summary lines is read
+                // whole and still gives nothing to judge.
                 error: nothing_read.then(|| {
-                    "no record could be read: every one was rejected (the problems are listed)"
-                        .to_owned()
+                    "no record could be analysed (the problems listed say why)".to_owned()
                 }),
                 analysis,
                 stable_path: String::new(),
