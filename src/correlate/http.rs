@@ -387,9 +387,8 @@ impl Correlator {
             .scopes
             .get(scope)
             .and_then(|s| s.protocol_version.clone());
-        let seen = self.requests.entry(scope.clone()).or_default();
         let mut reuse = None;
-        if let Some(prev) = seen.get(&id) {
+        if let Some(prev) = self.requests.get(scope).and_then(|s| s.get(&id)) {
             let same_call = &*prev.method == method && prev.key == key;
             let mrtr =
                 params.get("inputResponses").is_some() || params.get("requestState").is_some();
@@ -407,7 +406,8 @@ impl Correlator {
             };
             reuse = Some(obs);
         }
-        seen.insert(
+        self.requests.insert(
+            scope,
             id,
             SeenRequest {
                 method: method.into(),
