@@ -92,6 +92,8 @@ fn ended(e: End) -> &'static str {
         End::Reset => "reset (TCP RST)",
         End::CaptureEnded => "cut by the end of the capture",
         End::Truncated => "cut by the recorder",
+        End::StreamReset => "reset by the server (HTTP/2 RST_STREAM)",
+        End::GoAway => "ended by the server's HTTP/2 GOAWAY",
     }
 }
 
