@@ -200,26 +200,24 @@ impl Reader {
         let limit = max.min(FRAME_CAP);
         if !self.held.is_empty() {
             // Complete the held frame from the input, then go on in the input itself.
-            let need = match head_of(&self.held) {
-                Some(h) if h.len > limit => {
-                    self.held.clear();
-                    return Some(h);
-                }
-                Some(h) => HEADER + h.len as usize,
-                None => HEADER,
-            };
-            let take = (need - self.held.len()).min(input.len());
+            if self.held.len() < HEADER {
+                let take = (HEADER - self.held.len()).min(input.len());
+                self.held.extend_from_slice(&input[..take]);
+                input = &input[take..];
+            }
+            let h = head_of(&self.held)?;
+            if h.len > limit {
+                self.held.clear();
+                return Some(h);
+            }
+            let need = HEADER + h.len as usize;
+            let take = need.saturating_sub(self.held.len()).min(input.len());
             self.held.extend_from_slice(&input[..take]);
             input = &input[take..];
             if self.held.len() < need {
                 return None;
             }
-            if need == HEADER {
-                // Only the header was complete: now the payload length is known.
-                return self.push(input, max, each);
-            }
             let held = std::mem::take(&mut self.held);
-            let h = head_of(&held)?;
             if !each(h, &held[HEADER..]) {
                 return None;
             }
