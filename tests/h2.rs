@@ -1,0 +1,248 @@
+//! HTTP/2 in captures, end to end over the lab's real HTTP/2 runs (`lab/h2/run_h2.py`:
+//! the Python SDK server under hypercorn, the Python SDK client on an HTTP/2-only
+//! httpx2, curl for `Upgrade: h2c`). The verdicts must equal those of the HTTP/1.1
+//! runs of the same scenarios, and each call must name the HTTP/2 stream that tshark
+//! saw carry its request (`tshark.json`, written by the lab script from tshark's
+//! own decoding, not from mcpsift).
+
+use mcpsift::batch::analyse_reader;
+use mcpsift::config::Config;
+use mcpsift::ingest::{ingest, Problem, Sink};
+use mcpsift::model::{Exchange, Payload};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn lab() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("lab/captures")
+}
+
+fn analyse(path: &Path) -> mcpsift::correlate::Analysis {
+    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    analyse_reader(file, &Config::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .1
+}
+
+fn verdicts(a: &mcpsift::correlate::Analysis) -> (Vec<(String, String, String)>, Vec<String>) {
+    let calls = a
+        .calls
+        .iter()
+        .map(|c| {
+            (
+                c.tool.as_deref().unwrap_or_default().to_owned(),
+                c.id.to_string(),
+                c.verdict.outcome.as_str().to_owned(),
+            )
+        })
+        .collect();
+    let mut findings: Vec<String> = a
+        .findings
+        .iter()
+        .map(|f| f.kind.as_str().to_owned())
+        .collect();
+    findings.sort();
+    (calls, findings)
+}
+
+#[test]
+fn h2_runs_give_the_verdicts_of_the_same_scenarios_over_http1() {
+    let mut compared = 0;
+    for scenario in ["baseline_py_sse", "baseline_py_json", "tool_error_py"] {
+        let http1 = verdicts(&analyse(&lab().join(scenario).join("capture.pcap")));
+        assert!(!http1.0.is_empty(), "{scenario} over HTTP/1.1 has calls");
+        for format in ["capture.pcap", "capture.pcapng"] {
+            let path = lab().join(format!("h2c_{scenario}")).join(format);
+            let a = analyse(&path);
+            assert_eq!(verdicts(&a), http1, "{}", path.display());
+            assert!(
+                a.problems.is_empty(),
+                "{}: {:?}",
+                path.display(),
+                a.problems
+            );
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 6);
+}
+
+#[derive(Default)]
+struct Collect(Vec<Exchange>);
+
+impl Sink for Collect {
+    fn exchange(&mut self, x: Exchange) {
+        self.0.push(x);
+    }
+    fn problem(&mut self, p: Problem) {
+        panic!("{p:?}");
+    }
+}
+
+fn exchanges(path: &Path) -> Vec<Exchange> {
+    let mut sink = Collect::default();
+    let file = std::fs::File::open(path).unwrap();
+    ingest(file, &Config::default().limits, &mut sink).unwrap();
+    sink.0
+}
+
+#[test]
+fn each_call_names_the_http2_stream_tshark_saw_carry_it() {
+    for scenario in ["baseline_py_sse", "baseline_py_json", "tool_error_py"] {
+        let dir = lab().join(format!("h2c_{scenario}"));
+        let facts: Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("tshark.json")).unwrap())
+                .unwrap();
+        let want: Vec<(String, u32)> = facts["tools_calls"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                (
+                    c["id"].to_string(),
+                    c["stream"].as_str().unwrap().parse().unwrap(),
+                )
+            })
+            .collect();
+        let got: Vec<(String, u32)> = exchanges(&dir.join("capture.pcap"))
+            .iter()
+            .filter_map(|x| {
+                let Payload::Http(h) = &x.payload else {
+                    return None;
+                };
+                let body: Value = serde_json::from_slice(&h.request.body).ok()?;
+                (body["method"] == "tools/call").then(|| {
+                    let t = h.tcp.expect("a capture's trail");
+                    (
+                        body["id"].to_string(),
+                        t.h2_stream.expect("an HTTP/2 stream id"),
+                    )
+                })
+            })
+            .collect();
+        assert_eq!(got, want, "{scenario}");
+    }
+}
+
+#[test]
+fn an_upgrade_to_h2c_answers_the_first_request_on_stream_1_and_goes_on_in_http2() {
+    let dir = lab().join("h2c_upgrade_curl");
+    let facts: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("tshark.json")).unwrap()).unwrap();
+    // tshark: the OPTIONS was answered on stream 1 (405), the POST on stream 3 (200).
+    let statuses: Vec<(String, String)> = facts["headers_frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| !r["status"].as_str().unwrap().is_empty())
+        .map(|r| {
+            (
+                r["stream"].as_str().unwrap().to_owned(),
+                r["status"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        statuses,
+        [("1".into(), "405".into()), ("3".into(), "200".into())]
+    );
+    let a = analyse(&dir.join("capture.pcap"));
+    let (calls, _) = verdicts(&a);
+    assert_eq!(
+        calls,
+        [("read_note".into(), "7".into(), "TOOL_SUCCESS".into())]
+    );
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    let got: Vec<(String, u16, Option<u32>)> = exchanges(&dir.join("capture.pcap"))
+        .iter()
+        .map(|x| {
+            let Payload::Http(h) = &x.payload else {
+                panic!("{x:?}")
+            };
+            (
+                h.request.method.clone(),
+                h.response.as_ref().map_or(0, |r| r.status),
+                h.tcp.and_then(|t| t.h2_stream),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("OPTIONS".into(), 405, Some(1)),
+            ("POST".into(), 200, Some(3))
+        ],
+        "the upgraded OPTIONS on stream 1, the tools/call on stream 3"
+    );
+}
+
+/// The records of a legacy pcap after its first `skip` packets: a capture that began
+/// inside the connection.
+fn without_first_packets(pcap: &[u8], skip: usize) -> Vec<u8> {
+    let mut out = pcap[..24].to_vec();
+    let mut at = 24;
+    let mut n = 0;
+    while at + 16 <= pcap.len() {
+        let incl = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        let end = at + 16 + incl;
+        if n >= skip {
+            out.extend_from_slice(&pcap[at..end]);
+        }
+        n += 1;
+        at = end;
+    }
+    out
+}
+
+#[test]
+fn a_capture_that_joins_an_h2_connection_reports_it_and_reads_what_it_can() {
+    let full = std::fs::read(lab().join("h2c_tool_error_py/capture.pcap")).unwrap();
+    assert_eq!(&full[..4], &[0xd4, 0xc3, 0xb2, 0xa1], "little-endian pcap");
+    let whole = analyse_reader(&full[..], &Config::default()).unwrap().1;
+    let facts: Value = serde_json::from_str(
+        &std::fs::read_to_string(lab().join("h2c_tool_error_py/tshark.json")).unwrap(),
+    )
+    .unwrap();
+    // Join just before the last tools/call's HEADERS frame (tshark's frame number).
+    let last_post = facts["headers_frames"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["method"] == "POST")
+        .map(|r| r["frame"].as_u64().unwrap())
+        .max()
+        .unwrap();
+    let cut = without_first_packets(&full, last_post as usize - 1);
+    let a = analyse_reader(&cut[..], &Config::default()).unwrap().1;
+    let joined = a
+        .notices
+        .iter()
+        .any(|n| n.message.contains("starts inside this HTTP/2 connection"));
+    assert!(
+        joined,
+        "the join is reported: {:?} {:?}",
+        a.notices, a.problems
+    );
+    // What decodes has the verdict the whole capture gives; what does not is reported.
+    for c in &a.calls {
+        let same = whole
+            .calls
+            .iter()
+            .find(|w| w.id == c.id)
+            .expect("a call of the whole capture");
+        assert_eq!(same.verdict.outcome, c.verdict.outcome);
+    }
+    // Each side's header block of an undecodable stream is reported: count streams.
+    let undecodable: std::collections::BTreeSet<&str> = a
+        .problems
+        .iter()
+        .filter(|p| p.message.contains("before the capture began"))
+        .filter_map(|p| p.message.split(':').next())
+        .collect();
+    assert_eq!(
+        a.calls.len() + undecodable.len(),
+        1,
+        "{:?} {:?}",
+        a.calls,
+        a.problems
+    );
+}
