@@ -246,3 +246,103 @@ fn a_capture_that_joins_an_h2_connection_reports_it_and_reads_what_it_can() {
         a.problems
     );
 }
+
+mod common;
+
+use common::{Capture, Link, Side};
+
+fn h2_frame(kind: u8, flags: u8, stream: u32, p: &[u8]) -> Vec<u8> {
+    let mut v = (p.len() as u32).to_be_bytes()[1..].to_vec();
+    v.extend([kind, flags]);
+    v.extend(stream.to_be_bytes());
+    v.extend_from_slice(p);
+    v
+}
+
+/// A POST on stream 1 whose header block uses only the static table and literals
+/// (RFC 7541 Appendix A indices: 3 `:method POST`, 6 `:scheme http`, 4 `:path /`,
+/// 1 `:authority` with a literal value), and its 200 JSON answer.
+fn post_and_answer() -> (Vec<u8>, Vec<u8>) {
+    let mut block = vec![0x83, 0x86, 0x84, 0x01, 0x08];
+    block.extend(b"mcp.test");
+    let mut client = h2_frame(1, 0x4, 1, &block);
+    let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_note","arguments":{}}}"#;
+    client.extend(h2_frame(0, 0x1, 1, call));
+    // :status 200 (index 8), content-type (name index 31) application/json.
+    let mut resp = vec![0x88, 0x0f, 0x10, 0x10];
+    resp.extend(b"application/json");
+    let mut server = h2_frame(1, 0x4, 1, &resp);
+    let result = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}],"isError":false}}"#;
+    server.extend(h2_frame(0, 0x1, 1, result));
+    (client, server)
+}
+
+fn read_capture(pcap: &[u8]) -> mcpsift::ingest::Collect {
+    let mut sink = mcpsift::ingest::Collect::default();
+    ingest(pcap, &Config::default().limits, &mut sink).unwrap();
+    sink
+}
+
+#[test]
+fn a_server_that_sends_its_settings_before_the_client_preface_is_not_a_joined_connection() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Raw, 40_000, (1000, 5000));
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Server, &h2_frame(4, 0, 0, &[]));
+    let (client, server) = post_and_answer();
+    let mut first = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    first.extend(h2_frame(4, 0, 0, &[]));
+    cap.send(&mut c, Side::Client, &first);
+    cap.send(&mut c, Side::Client, &client);
+    cap.send(&mut c, Side::Server, &server);
+    let got = read_capture(&cap.pcap(Link::Raw, false, false));
+    assert!(
+        got.problems.is_empty() && got.notices.is_empty(),
+        "{:?} {:?}",
+        got.problems,
+        got.notices
+    );
+    assert_eq!(got.exchanges.len(), 1);
+    let Payload::Http(h) = &got.exchanges[0].payload else {
+        panic!()
+    };
+    assert_eq!(h.request.url, "http://mcp.test/");
+    assert_eq!(h.response.as_ref().map(|r| r.status), Some(200));
+}
+
+#[test]
+fn a_joined_connection_is_found_after_a_segment_from_inside_a_frame() {
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Raw, 40_000, (1000, 5000));
+    // No handshake: the capture starts with the tail of a large DATA frame.
+    cap.send(&mut c, Side::Server, b"tail of an earlier response body");
+    let (client, server) = post_and_answer();
+    cap.send(&mut c, Side::Client, &client);
+    cap.send(&mut c, Side::Server, &server);
+    let got = read_capture(&cap.pcap(Link::Raw, false, false));
+    assert_eq!(
+        got.exchanges.len(),
+        1,
+        "{:?} {:?}",
+        got.problems,
+        got.notices
+    );
+    let Payload::Http(h) = &got.exchanges[0].payload else {
+        panic!()
+    };
+    assert_eq!(
+        (h.request.method.as_str(), h.tcp.and_then(|t| t.h2_stream)),
+        ("POST", Some(1))
+    );
+    assert!(got
+        .notices
+        .iter()
+        .any(|n| n.message.contains("starts inside this HTTP/2 connection")));
+    assert!(
+        got.notices
+            .iter()
+            .any(|n| n.message.contains("32 bytes before the HTTP/2 frames")),
+        "{:?}",
+        got.notices
+    );
+}

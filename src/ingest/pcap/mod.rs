@@ -748,12 +748,17 @@ impl Conn {
                             self.h2_bytes(d, &held, ts, frame, cx);
                         }
                         Start::Other
-                            if self.proto == Proto::Undecided
+                            if matches!(self.proto, Proto::Undecided | Proto::Other)
                                 && http2::plausible(&self.probe[d]) =>
                         {
-                            // Whole HTTP/2 frames without a preface: the capture joined
-                            // the connection. Without a SYN, the ephemeral (higher) port
-                            // is taken for the client's.
+                            // Whole HTTP/2 frames. From the server of a connection whose
+                            // SYN was seen and whose client said nothing yet: a server
+                            // that sent its SETTINGS first, the preface is still to come.
+                            // Otherwise the capture joined the connection; without a SYN
+                            // the ephemeral (higher) port is taken for the client's.
+                            let fresh = self
+                                .client
+                                .is_some_and(|c| c != d && self.bytes.get(c) == Some(&0));
                             if self.client.is_none() {
                                 let other = 1 - d;
                                 let client = if self.ends[d].1 > self.ends[other].1 {
@@ -763,7 +768,12 @@ impl Conn {
                                 };
                                 self.client = Some(client);
                             }
-                            self.begin_h2(Opening::Joined, frame, caps, cx);
+                            let opening = if fresh {
+                                Opening::Preface
+                            } else {
+                                Opening::Joined
+                            };
+                            self.begin_h2(opening, frame, caps, cx);
                             let held = std::mem::take(&mut self.probe[d]);
                             self.h2_bytes(d, &held, ts, frame, cx);
                         }
