@@ -595,16 +595,6 @@ impl Http1 {
                     // 100 Continue and other interim responses: the final one follows.
                     return Head::Interim;
                 }
-                let method = self
-                    .pending
-                    .front()
-                    .map(|p| p.req.method.clone())
-                    .unwrap_or_default();
-                let method = method.as_str();
-                let locator = Locator::Frames {
-                    request: self.pending.front().map(|p| p.req_frame).unwrap_or(frame),
-                    response: Some(frame),
-                };
                 let h2c = status == 101
                     && headers
                         .get("upgrade")
@@ -621,6 +611,15 @@ impl Http1 {
                         return Head::Interim;
                     }
                 }
+                let method = self
+                    .pending
+                    .front()
+                    .map(|p| p.req.method.as_str())
+                    .unwrap_or("");
+                let locator = Locator::Frames {
+                    request: self.pending.front().map(|p| p.req_frame).unwrap_or(frame),
+                    response: Some(frame),
+                };
                 if status == 101 || (method == "CONNECT" && (200..300).contains(&status)) {
                     cx.problem(
                         Kind::Skipped,
