@@ -346,3 +346,43 @@ fn a_joined_connection_is_found_after_a_segment_from_inside_a_frame() {
         got.notices
     );
 }
+
+#[test]
+fn sse_events_over_http2_carry_the_time_of_the_data_frame_that_completed_them() {
+    let dir = lab().join("h2c_baseline_py_sse");
+    let facts: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("tshark.json")).unwrap()).unwrap();
+    // Packets that carried a non-empty DATA frame, per stream, as tshark decoded them.
+    let data = facts["data_frames"].as_array().unwrap();
+    let times = |stream: u32| -> Vec<i64> {
+        data.iter()
+            .filter(|d| d["stream"] == stream && d["len"].as_u64() > Some(0))
+            .map(|d| d["ts_ns"].as_i64().unwrap())
+            .collect()
+    };
+    let mut events_checked = 0;
+    for x in exchanges(&dir.join("capture.pcap")) {
+        let Payload::Http(h) = &x.payload else {
+            continue;
+        };
+        let Some(mcpsift::model::Body::Sse(sse)) = h.response.as_ref().map(|r| &r.body) else {
+            continue;
+        };
+        let stream = h.tcp.and_then(|t| t.h2_stream).unwrap();
+        let allowed = times(stream);
+        let mut last = i64::MIN;
+        for e in &sse.events {
+            let ts = e.ts.expect("a captured event's time").0;
+            // tshark prints microseconds for a pcap: the same instant.
+            assert!(
+                allowed.contains(&ts),
+                "stream {stream}: event at {ts} not in {allowed:?}"
+            );
+            assert!(ts >= last, "events in order");
+            last = ts;
+            events_checked += 1;
+        }
+    }
+    // slow_progress: three progress notifications and its result, plus the other calls' results.
+    assert!(events_checked >= 4, "{events_checked} events checked");
+}

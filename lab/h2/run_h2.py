@@ -93,6 +93,23 @@ def tshark(path, keylog=None, upgrade=False):
     return rows
 
 
+def data_frames(path, keylog=None, upgrade=False):
+    """Every DATA frame tshark decodes: its packet's frame number and epoch time (ns), stream and length."""
+    first = ["-d", f"tcp.port=={PORT},http"] if upgrade else ["-o", f"http2.tcp.port:{PORT}"]
+    cmd = ["tshark", "-r", path] + (["-o", f"tls.keylog_file:{keylog}"] if keylog else first) + [
+        "-Y", "http2.type == 0", "-T", "fields", "-E", "occurrence=a", "-e", "frame.number", "-e",
+        "frame.time_epoch", "-e", "http2.type", "-e", "http2.streamid", "-e", "http2.length"]
+    rows = []
+    for line in subprocess.run(cmd, capture_output=True, text=True, check=True).stdout.splitlines():
+        num, t, types, sids, lens = line.split("\t")
+        secs, _, frac = t.partition(".")
+        ns = int(secs) * 10**9 + int((frac + "000000000")[:9])
+        for ty, sid, ln in zip(types.split(","), sids.split(","), lens.split(",")):
+            if ty == "0":
+                rows.append({"frame": int(num), "ts_ns": ns, "stream": int(sid), "len": int(ln)})
+    return rows
+
+
 def tools_calls(path, keylog=None):
     """tools/call request bodies tshark reassembles from the h2 DATA frames, in wire order."""
     cmd = ["tshark", "-r", path, "-Y", "http2.data.data", "-T", "fields", "-e", "http2.streamid", "-e", "http2.data.data"]
@@ -154,7 +171,8 @@ def check(sc, out, keylog):
     """The h2 run must show the same tools/call sequence as the HTTP/1.1 run's expected.json."""
     ref = json.load(open(os.path.join(CAPS, sc["name"], "expected.json")))
     facts = {"headers_frames": tshark(os.path.join(out, "capture.pcap"), keylog),
-             "tools_calls": tools_calls(os.path.join(out, "capture.pcap"), keylog)}
+             "tools_calls": tools_calls(os.path.join(out, "capture.pcap"), keylog),
+             "data_frames": data_frames(os.path.join(out, "capture.pcap"), keylog)}
     want = [(c["tool"], c["id"]) for c in ref["calls"]]
     got = [(c["tool"], c["id"]) for c in facts["tools_calls"]]
     if got != want:
@@ -223,7 +241,22 @@ def upgrade(work):
     print(f"{out}: curl says {r.stdout!r}; {r.stderr.strip()}")
 
 
+def facts_only():
+    """Re-derive tshark.json's DATA frame list from the committed captures, without a new run."""
+    for name in sorted(os.listdir(CAPS)):
+        d = os.path.join(CAPS, name)
+        if not name.startswith("h2") or not os.path.exists(os.path.join(d, "tshark.json")):
+            continue
+        keylog = os.path.join(d, "keys.txt") if os.path.exists(os.path.join(d, "keys.txt")) else None
+        facts = json.load(open(os.path.join(d, "tshark.json")))
+        facts["data_frames"] = data_frames(os.path.join(d, "capture.pcap"), keylog, upgrade=name.endswith("upgrade_curl"))
+        json.dump(facts, open(os.path.join(d, "tshark.json"), "w"), indent=1)
+        print(d, len(facts["data_frames"]), "DATA frames")
+
+
 def main():
+    if sys.argv[1:] == ["--facts-only"]:
+        return facts_only()
     work = tempfile.mkdtemp(prefix="mcpsift-h2-")
     only = sys.argv[1:]
     for name in SCENARIOS:
