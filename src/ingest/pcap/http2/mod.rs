@@ -381,8 +381,11 @@ impl Http2 {
                 let block = match side.block.take() {
                     Some(b) => b,
                     None if h.kind == Type::Continuation => {
-                        if side.hpack.state_unknown() && side.skipped > 0 {
-                            // The HEADERS frame it continues was before where we joined.
+                        if side.hpack.state_unknown() {
+                            // The rest of a block whose start was before where reading
+                            // (re)started: it may add table entries we cannot see, newer
+                            // than any we hold, so the table starts over after it.
+                            side.hpack.lose_state();
                             return true;
                         }
                         self.problem(Kind::Malformed, self.at(frame), format!("HTTP/2 {}: CONTINUATION on stream {} with no header block open; the rest of this direction is not read", d.name(), h.stream), cx);
@@ -468,14 +471,17 @@ impl Http2 {
 
     fn data(&mut self, d: Dir, h: Head, p: &[u8], ts: Timestamp, frame: u64, cx: &mut Ctx) {
         let cap = self.caps.body;
+        let end = h.has(frame::END_STREAM);
         let Some(s) = self.streams.get_mut(&h.stream) else {
             return;
         };
         if s.lost {
+            if end && d == Dir::Server {
+                self.streams.remove(&h.stream);
+            }
             return;
         }
         s.last_ts = ts;
-        let end = h.has(frame::END_STREAM);
         match d {
             Dir::Client => {
                 let body = &mut s.req.body;
@@ -647,7 +653,8 @@ impl Http2 {
         let s = match self.streams.get_mut(&id) {
             Some(s) => s,
             None => {
-                if self.streams.len() >= STREAMS_CAP {
+                // Even ids are the server's own (pushed) streams: not followed.
+                if self.streams.len() >= STREAMS_CAP || id % 2 == 0 {
                     return;
                 }
                 let mut s = Stream::new(frame, ts);
@@ -657,6 +664,9 @@ impl Http2 {
             }
         };
         if s.lost {
+            if end {
+                self.streams.remove(&id);
+            }
             return;
         }
         s.last_ts = ts;

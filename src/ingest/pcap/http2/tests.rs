@@ -491,3 +491,28 @@ fn every_single_cut_gives_the_same_exchanges() {
         assert_eq!(got, want, "cut at {cut}");
     }
 }
+
+#[test]
+fn a_joined_connection_may_start_with_the_rest_of_a_header_block() {
+    let mut w = Wire::new();
+    w.pieces.clear();
+    let eoh = frame::END_HEADERS | frame::END_STREAM;
+    // The CONTINUATION of a block whose HEADERS came before the capture.
+    w.raw(Dir::Client, 9, frame::END_HEADERS, 3, &[0x41, 0x01, b'x']);
+    w.raw(Dir::Client, 1, eoh, 5, &[0x83, 0x86, 0x84]);
+    w.raw(Dir::Server, 1, eoh, 5, &[0x88]);
+    // A server push on an even stream is not followed.
+    w.raw(Dir::Server, 1, eoh, 2, &[0x88]);
+    let r = whole(Opening::Joined, &w.pieces);
+    let ids: Vec<_> = r
+        .out
+        .iter()
+        .map(|x| http(x).tcp.and_then(|t| t.h2_stream))
+        .collect();
+    assert_eq!(ids, [Some(5)], "{:?}", r.diags);
+    assert!(
+        r.diags.iter().all(|d| d.kind != Kind::Malformed),
+        "{:?}",
+        r.diags
+    );
+}
