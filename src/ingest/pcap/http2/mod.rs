@@ -421,7 +421,7 @@ impl Http2 {
                         d.name(),
                         h.stream
                     ));
-                    // The client resetting its own stream is how it cancels (RFC 9113 §8.7).
+                    // The client resetting its own stream is how it cancels (CANCEL, RFC 9113 §7).
                     let end = match d {
                         Dir::Client => End::ClientClosed,
                         Dir::Server => End::StreamReset,
