@@ -516,3 +516,47 @@ fn a_joined_connection_may_start_with_the_rest_of_a_header_block() {
         r.diags
     );
 }
+
+#[test]
+fn a_header_block_past_its_cap_and_too_many_streams_are_reported() {
+    let mut w = Wire::new();
+    // Stream 1: a block of 300 CONTINUATION frames of 1 KiB each (past 256 KiB).
+    w.raw(Dir::Client, 1, 0, 1, &[0x83]);
+    for _ in 0..299 {
+        w.raw(Dir::Client, 9, 0, 1, &[0x40; 1024]);
+    }
+    w.raw(Dir::Client, 9, frame::END_HEADERS, 1, &[0x40; 1024]);
+    // Streams 3, 5, …: far more than may be open at once, none answered.
+    for i in 0..(STREAMS_CAP as u32 + 5) {
+        w.raw(
+            Dir::Client,
+            1,
+            frame::END_HEADERS | frame::END_STREAM,
+            3 + 2 * i,
+            &[0x83, 0x86, 0x84],
+        );
+    }
+    let r = whole(Opening::Preface, &w.pieces);
+    let caps: Vec<&str> = r
+        .diags
+        .iter()
+        .filter(|d| d.kind == Kind::Cap)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(caps[0].contains("longer than 262144 bytes"), "{caps:?}");
+    assert!(
+        caps.iter()
+            .any(|m| m.contains("more than 1024 HTTP/2 streams")),
+        "{caps:?}"
+    );
+    // The streams that were followed end with the capture; the one past the block cap
+    // holds a place until then but makes no exchange.
+    assert_eq!(r.out.len(), STREAMS_CAP - 1);
+    assert!(r.out.iter().all(|x| http(x).end == End::CaptureEnded));
+    // Cap reports are listed up to the per-connection limit, then counted.
+    assert!(
+        r.diags.len() <= PROBLEMS_LISTED as usize + 1,
+        "{}",
+        r.diags.len()
+    );
+}
