@@ -29,6 +29,8 @@ PY = os.path.join(LAB, ".venv-mcp", "bin", "python")
 HOST, PORT = "127.0.0.1", 18083
 SCENARIOS = ["baseline_py_sse", "baseline_py_json", "tool_error_py"]
 TLS_SCENARIOS = ["baseline_py_sse"]
+# Runs whose HTTP/1.1 twin had proxy faults: expectations come from this run itself (check_own).
+OWN = ["long_session_py"]
 CAPS = os.path.join(LAB, "captures")
 
 
@@ -195,6 +197,42 @@ def check(sc, out, keylog):
     print(f"{out}: {len(got)} tools/call, statuses {statuses}")
 
 
+def check_own(sc, out):
+    """The long session's HTTP/1.1 run had a proxy cut (and the script's retry after it); without the proxy
+    that pair is one call. Calls: tshark's tools/call list, which must be the HTTP/1.1 run's minus that retry;
+    outcomes: what the client saw (isError); findings: the script's own double dispatch, still planted."""
+    ref = json.load(open(os.path.join(CAPS, sc["name"], "expected.json")))
+    cut = next(p["ids"] for p in ref["planted"] if "proxy cut" in p["anomaly"])
+    double = next(p for p in ref["planted"] if "double dispatch" in p["anomaly"])
+    want = [c["tool"] for c in ref["calls"] if c["id"] != cut[1]]
+    facts = {"headers_frames": tshark(os.path.join(out, "capture.pcap")),
+             "tools_calls": tools_calls(os.path.join(out, "capture.pcap")),
+             "data_frames": data_frames(os.path.join(out, "capture.pcap"))}
+    got = [c["tool"] for c in facts["tools_calls"]]
+    if got != want:
+        raise SystemExit(f"{out}: tshark's tools/call list is not the HTTP/1.1 run's less the retry {cut[1]}")
+    seen = [e for e in json.load(open(os.path.join(out, "client_observed.json")))["events"] if e["event"] == "call"]
+    if [e["tool"] for e in seen] != got or any(e["outcome"] != "returned" or e["attempt"] != 1 for e in seen):
+        raise SystemExit(f"{out}: the client's calls are not tshark's, or one did not return at once")
+    calls = [{"tool": c["tool"], "id": c["id"], "outcome": "TOOL_ERROR" if e["isError"] else "TOOL_SUCCESS"}
+             for c, e in zip(facts["tools_calls"], seen)]
+    json.dump(facts, open(os.path.join(out, "tshark.json"), "w"), indent=1)
+    expected = {"scenario": os.path.basename(out),
+                "description": sc["description"] + " Over HTTP/2 (h2c, prior knowledge), client and server "
+                "directly connected: no proxy, so no cut call and no retry after it.",
+                "calls": calls, "findings": ["UNEXPLAINED_REPEAT"], "max_findings_above_info": 1,
+                "planted": [double],
+                "notes": f"{len(calls)} tools/call on one HTTP/2 connection (HPACK state carried across all of "
+                "them). The tool list is tshark's (tshark.json), equal to the HTTP/1.1 run's less the retry "
+                f"{cut[1]} after its proxy cut; each outcome is what the client saw (isError); the one finding "
+                "is the script's double dispatch.",
+                "peers": {"server": "py-sdk streamable --agent-tools under hypercorn (HTTP/2)",
+                          "client": "py-sdk, httpx2 http2"}}
+    json.dump(expected, open(os.path.join(out, "expected.json"), "w"), indent=2)
+    open(os.path.join(out, "expected.json"), "a").write("\n")
+    print(f"{out}: {len(calls)} tools/call")
+
+
 def upgrade(work):
     """One tools/call over `Upgrade: h2c` by curl: the 2026-07-28 revision needs no initialize."""
     out = os.path.join(CAPS, "h2c_upgrade_curl")
@@ -257,11 +295,19 @@ def facts_only():
 def main():
     if sys.argv[1:] == ["--facts-only"]:
         return facts_only()
+    if sys.argv[1:] == ["--check-own"]:
+        # Re-derive the OWN scenarios' expectations from their committed captures.
+        for name in OWN:
+            check_own(next(s for s in scenarios.S if s["name"] == name), os.path.join(CAPS, "h2c_" + name))
+        return
     work = tempfile.mkdtemp(prefix="mcpsift-h2-")
     only = sys.argv[1:]
     for name in SCENARIOS:
         if not only or name in only:
             check(*run(name, False, work))
+    for name in OWN:
+        if not only or name in only:
+            check_own(*run(name, False, work)[:2])
     for name in TLS_SCENARIOS:
         if not only or "tls" in only:
             check(*run(name, True, work))
