@@ -40,6 +40,9 @@ pub struct Hpack {
     dec: Decoder<'static>,
     /// True while the table may hold entries added before what we saw.
     unknown_base: bool,
+    /// The largest table the decoding peer allowed (SETTINGS_HEADER_TABLE_SIZE),
+    /// when it said so and it is below `TABLE_CAP`.
+    allowed: Option<usize>,
 }
 
 impl std::fmt::Debug for Hpack {
@@ -58,14 +61,28 @@ impl Hpack {
         Hpack {
             dec,
             unknown_base: !known,
+            allowed: None,
         }
+    }
+
+    /// The peer that decodes these blocks allowed a table of `size` bytes. The largest
+    /// value it ever allowed is kept: blocks sent before it was acknowledged may use it.
+    pub fn allow(&mut self, size: u32) {
+        let size = size as usize;
+        let most = self.allowed.map_or(size, |a| a.max(size));
+        self.allowed = Some(most);
+        self.dec.set_max_allowed_table_size(most.min(TABLE_CAP));
     }
 
     /// The table's start is no longer known (a block was lost or failed midway):
     /// start again from an empty table. Entries added from now on are indexed as the
     /// peer indexes them (newest first), so they stay usable; older ones are refused.
     pub fn lose_state(&mut self) {
+        let allowed = self.allowed;
         *self = Hpack::new(false);
+        if let Some(a) = allowed {
+            self.allow(a as u32);
+        }
     }
 
     pub fn state_unknown(&self) -> bool {
@@ -93,6 +110,14 @@ impl Hpack {
             Err(e) => {
                 let failure = match e {
                     DecoderError::HeaderIndexOutOfBounds if self.unknown_base => Failure::Unknown,
+                    DecoderError::InvalidMaxDynamicSize
+                        if self.allowed.is_some_and(|a| a < TABLE_CAP) =>
+                    {
+                        Failure::Invalid(
+                            "a table size update above the peer's SETTINGS_HEADER_TABLE_SIZE"
+                                .into(),
+                        )
+                    }
                     DecoderError::InvalidMaxDynamicSize => Failure::TableCap,
                     other => Failure::Invalid(format!("{other:?}")),
                 };
@@ -146,5 +171,16 @@ mod tests {
         b.push(v as u8);
         b.push(0x82); // :method GET
         assert_eq!(Hpack::new(true).decode(&b).unwrap_err(), Failure::TableCap);
+        // Above what the peer allowed, below the cap: a protocol error, not a cap.
+        let mut h = Hpack::new(true);
+        h.allow(4096);
+        h.allow(1024);
+        let update = [0x3f, 0xe1, 0x1f, 0x82]; // size update to 4096, then :method GET
+        assert!(
+            h.decode(&update).is_ok(),
+            "the largest size allowed is kept"
+        );
+        let over = [0x3f, 0xe2, 0x1f, 0x82]; // 4097
+        assert!(matches!(h.decode(&over), Err(Failure::Invalid(_))));
     }
 }

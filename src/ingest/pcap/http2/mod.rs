@@ -436,6 +436,11 @@ impl Http2 {
                     // SETTINGS_MAX_FRAME_SIZE bounds what the other side sends. The largest
                     // value ever allowed is kept: frames sent before the change was acked
                     // may still use it.
+                    // SETTINGS_HEADER_TABLE_SIZE bounds the table of the blocks the
+                    // other side sends.
+                    if id == 1 {
+                        self.sides[1 - d.i()].hpack.allow(v);
+                    }
                     if id == 5 && (frame::DEFAULT_MAX_FRAME..=frame::LARGEST_FRAME).contains(&v) {
                         let other = &mut self.sides[1 - d.i()];
                         other.max_frame = other.max_frame.max(v);
