@@ -89,7 +89,12 @@ fn exchanges(path: &Path) -> Vec<Exchange> {
 fn each_call_names_the_http2_stream_tshark_saw_carry_it() {
     // The long session carries 209 calls on one connection: its HPACK tables fill,
     // evict and are referred to throughout.
-    for scenario in ["baseline_py_sse", "baseline_py_json", "tool_error_py", "long_session_py"] {
+    for scenario in [
+        "baseline_py_sse",
+        "baseline_py_json",
+        "tool_error_py",
+        "long_session_py",
+    ] {
         let dir = lab().join(format!("h2c_{scenario}"));
         let facts: Value =
             serde_json::from_str(&std::fs::read_to_string(dir.join("tshark.json")).unwrap())
