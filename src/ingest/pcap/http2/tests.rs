@@ -560,3 +560,37 @@ fn a_header_block_past_its_cap_and_too_many_streams_are_reported() {
         r.diags.len()
     );
 }
+
+#[test]
+fn a_gzip_response_body_is_decoded_across_data_frames() {
+    use flate2::write::GzEncoder;
+    use std::io::Write;
+    let json = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
+    let mut gz = GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(json).unwrap();
+    let packed = gz.finish().unwrap();
+    let mut w = Wire::new();
+    w.request(1, "{}");
+    let h = block(
+        &mut w.s,
+        &[
+            (":status", "200"),
+            ("content-type", "application/json"),
+            ("content-encoding", "gzip"),
+        ],
+    );
+    w.pieces
+        .push((Dir::Server, frame(1, frame::END_HEADERS, 1, &h)));
+    let (a, b) = packed.split_at(packed.len() / 2);
+    w.pieces.push((Dir::Server, frame(0, 0, 1, a)));
+    w.pieces
+        .push((Dir::Server, frame(0, frame::END_STREAM, 1, b)));
+    let r = whole(Opening::Preface, &w.pieces);
+    let got = http(&r.out[0]);
+    assert_eq!(got.end, End::Complete);
+    assert_eq!(
+        got.response.as_ref().map(|r| &r.body),
+        Some(&Body::Bytes(json.to_vec()))
+    );
+    assert!(r.diags.is_empty(), "{:?}", r.diags);
+}
