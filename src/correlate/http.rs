@@ -348,7 +348,10 @@ impl Correlator {
             return;
         }
         let ended_before = c.timeline.as_ref().and_then(|t| {
-            let server_end = matches!(t.end, End::Closed | End::Reset);
+            let server_end = matches!(
+                t.end,
+                End::Closed | End::Reset | End::StreamReset | End::GoAway
+            );
             (server_end && t.end_ts.is_some() && sent.is_some() && t.end_ts < sent).then_some(t.end)
         });
         if let Some(end) = ended_before {
