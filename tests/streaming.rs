@@ -205,6 +205,23 @@ fn facts(n: usize, ms: i64) -> CallFacts {
 }
 
 #[test]
+fn a_few_calls_made_again_and_again_for_hours_keep_the_judge_small() {
+    // One call left counted at the front of the age order, then a handful of calls
+    // re-made every 2 minutes for a week: each goes counted, comes back, goes again.
+    let mut judge = Judge::default();
+    let mut first = facts(0, 0);
+    first.arguments = u128::MAX;
+    judge.call(first);
+    for n in 1..300_000usize {
+        let mut f = facts(n, n as i64 * 2_000);
+        f.arguments = (n % 8) as u128;
+        judge.call(f);
+    }
+    assert!(judge.cold_order_len() <= 2 * judge.cold_groups() + 1024 + 4096);
+    assert!(judge.hot_groups() <= 64, "{}", judge.hot_groups());
+}
+
+#[test]
 fn the_judge_keeps_within_its_caps_at_thousands_of_distinct_calls_a_second() {
     // 400,000 distinct calls, 10,000 a second: all inside one retry window.
     let mut judge = Judge::default();

@@ -24,13 +24,13 @@ use std::sync::Arc;
 
 /// Groups past every window kept as counts; beyond it the oldest are forgotten (a
 /// re-invocation after that many other distinct calls counts as a first attempt).
-pub const COLD_GROUPS: usize = 1 << 16;
+pub const COLD_GROUPS: usize = 1 << 15;
 /// Groups kept whole: a capture of thousands of calls a second holds more than this
 /// inside one retry window, and then the oldest move to the counts early (a retry
 /// of a call this many distinct calls back is then not seen as one).
 pub const HOT_GROUPS: usize = 1 << 15;
 /// Scopes whose call counts are kept; past it the idlest half is forgotten.
-pub const SCOPES: usize = 1 << 16;
+pub const SCOPES: usize = 1 << 14;
 /// Calls judged between sweeps of the hot groups.
 const SWEEP_EVERY: u64 = 4096;
 
@@ -278,7 +278,9 @@ impl Judge {
                 self.cold.remove(&key);
             }
         }
-        // Stale entries (groups called again since) are dropped as they surface.
+        // Stale entries (groups called again since) are dropped as they surface, and
+        // all at once when they outnumber the live ones (a group that stays counted
+        // at the front would otherwise hold every later stale entry behind it).
         while self
             .cold_order
             .front()
@@ -286,6 +288,16 @@ impl Judge {
         {
             self.cold_order.pop_front();
         }
+        if self.cold_order.len() > 2 * self.cold.len() + 1024 {
+            let cold = &self.cold;
+            self.cold_order
+                .retain(|(s, k)| cold.get(k).is_some_and(|c| c.stamp == *s));
+        }
+    }
+
+    /// Entries of the counted groups' age order (for the memory test).
+    pub fn cold_order_len(&self) -> usize {
+        self.cold_order.len()
     }
 
     /// Groups whose last call's facts are kept whole.

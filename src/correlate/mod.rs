@@ -298,7 +298,7 @@ pub struct ScopeInfo {
 
 /// Scopes whose peers and version are kept; past it the idlest half is forgotten (a
 /// session that comes back after that long is reported without them).
-const MAX_SCOPES: usize = 1 << 16;
+const MAX_SCOPES: usize = 1 << 14;
 
 #[derive(Debug)]
 struct PendingStdio {
@@ -479,7 +479,7 @@ pub(crate) fn fnv64(text: &str) -> u64 {
 /// Most problems (and notices) listed per input; the rest are counted.
 const MAX_LISTED: usize = 1000;
 /// Distinct shared strings (scopes, endpoints, tools) kept for sharing.
-const MAX_INTERNED: usize = 1 << 16;
+const MAX_INTERNED: usize = 1 << 14;
 
 /// A stable 8-hex-digit hash, so a session can be followed without printing its id.
 pub fn short_hash(text: &str) -> String {
