@@ -334,6 +334,15 @@ pub fn run(inputs: &[Input], config: &Config) -> Report {
 /// `run`, updating `progress` as bytes are read and inputs finish.
 pub fn run_with_progress(inputs: &[Input], config: &Config, progress: &Progress) -> Report {
     let planned = plan(inputs);
+    // One input and spare cores: read it on one thread and correlate on another.
+    let threads = match config.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let config = &Config {
+        pipeline: config.pipeline || (planned.len() == 1 && threads > 1),
+        ..config.clone()
+    };
     let total: u64 = planned
         .iter()
         .map(|p| match p {
@@ -632,6 +641,103 @@ pub fn analyse_input(input: &Input, config: &Config) -> Result<(Format, Analysis
     analyse_reader(reader, config)
 }
 
+/// Hands exchanges to a correlator running on a second thread, in batches, so that
+/// one large input uses two cores: reading, reassembly and body decoding here,
+/// JSON-RPC, classification, judging and rendering there. The exchanges arrive in
+/// the same order, so the output is the one-thread output.
+struct Pipelined {
+    batch: Vec<Piped>,
+    tx: Option<std::sync::mpsc::SyncSender<Vec<Piped>>>,
+    worker: Option<std::thread::JoinHandle<Analysis>>,
+}
+
+enum Piped {
+    Exchange(crate::model::Exchange),
+    Problem(ingest::Problem),
+    Notice(ingest::Problem),
+}
+
+/// Exchanges per batch, and batches in flight: enough to keep both threads busy,
+/// few enough that the queue holds a few MB at most.
+const PIPE_BATCH: usize = 64;
+const PIPE_DEPTH: usize = 16;
+
+impl Pipelined {
+    fn new(mut correlator: Correlator) -> Pipelined {
+        let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Piped>>(PIPE_DEPTH);
+        let worker = std::thread::spawn(move || {
+            use ingest::Sink;
+            for batch in rx {
+                for p in batch {
+                    match p {
+                        Piped::Exchange(x) => correlator.exchange(x),
+                        Piped::Problem(p) => correlator.problem(p),
+                        Piped::Notice(p) => correlator.notice(p),
+                    }
+                }
+            }
+            correlator.finish()
+        });
+        Pipelined {
+            batch: Vec::with_capacity(PIPE_BATCH),
+            tx: Some(tx),
+            worker: Some(worker),
+        }
+    }
+
+    fn push(&mut self, p: Piped) {
+        self.batch.push(p);
+        if self.batch.len() >= PIPE_BATCH {
+            self.flush();
+        }
+    }
+
+    fn flush(&mut self) {
+        if self.batch.is_empty() {
+            return;
+        }
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(PIPE_BATCH));
+        // A closed channel means the worker panicked; `finish` reports it.
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(batch);
+        }
+    }
+
+    /// Waits for the correlator; a panic there is raised here, where the caller's
+    /// guard turns it into an error for this input.
+    fn finish(mut self) -> Analysis {
+        self.flush();
+        self.tx = None;
+        match self.worker.take().map(|w| w.join()) {
+            Some(Ok(a)) => a,
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            None => Analysis::default(),
+        }
+    }
+}
+
+impl ingest::Sink for Pipelined {
+    fn exchange(&mut self, x: crate::model::Exchange) {
+        self.push(Piped::Exchange(x));
+    }
+    fn problem(&mut self, p: ingest::Problem) {
+        self.push(Piped::Problem(p));
+    }
+    fn notice(&mut self, p: ingest::Problem) {
+        self.push(Piped::Notice(p));
+    }
+}
+
+impl Drop for Pipelined {
+    fn drop(&mut self) {
+        // On an early return (an ingest error) the worker still ends cleanly.
+        self.tx = None;
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
 /// The correlator of input `path`: streaming its calls when the config says so.
 fn correlator(path: &str, config: &Config) -> Correlator {
     match &config.call_sinks {
@@ -646,6 +752,11 @@ fn analyse_opened(
     reader: Box<dyn io::BufRead + '_>,
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
+    if config.pipeline {
+        let mut sink = Pipelined::new(correlator(path, config));
+        let format = ingest::read_stream(reader, &config.limits, &mut sink)?;
+        return Ok((format, sink.finish()));
+    }
     let mut sink = correlator(path, config);
     let format = ingest::read_stream(reader, &config.limits, &mut sink)?;
     Ok((format, sink.finish()))

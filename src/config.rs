@@ -69,6 +69,9 @@ pub struct Config {
     /// Stream each input's judged calls to a sink made for it (by input path)
     /// instead of keeping them: memory then does not grow with the calls.
     pub call_sinks: Option<SinkFactory>,
+    /// Read and correlate one input on two threads (`batch` sets it when a run has
+    /// one input and more than one thread).
+    pub pipeline: bool,
 }
 
 /// Makes the `CallSink` of one input from its path.

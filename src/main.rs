@@ -370,6 +370,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     });
     let config = Config {
         call_sinks,
+        pipeline: false,
         limits: Limits {
             max_record_bytes: args.max_record_bytes,
             max_decompressed_bytes: args.max_decompressed_bytes,
