@@ -635,7 +635,7 @@ fn analyse_opened(
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
     let mut sink = Correlator::with_windows(config.windows);
-    let format = ingest::read_stream(reader, &config.limits, &mut sink)?;
+    let format = ingest::read_stream_with_keys(reader, &config.limits, &config.tls_keys, &mut sink)?;
     Ok((format, sink.finish()))
 }
 
@@ -645,6 +645,6 @@ pub fn analyse_reader(
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
     let mut sink = Correlator::with_windows(config.windows);
-    let format = ingest::ingest(reader, &config.limits, &mut sink)?;
+    let format = ingest::ingest_with_keys(reader, &config.limits, &config.tls_keys, &mut sink)?;
     Ok((format, sink.finish()))
 }

@@ -1,6 +1,9 @@
 //! Validated settings the library takes. The CLI turns its flags into a `Config`;
 //! the library never sees clap.
 
+use crate::ingest::tls::KeyLog;
+use std::sync::Arc;
+
 /// Caps that keep memory bounded on hostile input.
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -66,6 +69,9 @@ pub struct Config {
     pub windows: RetryWindows,
     /// Worker threads; 0 lets rayon decide.
     pub threads: usize,
+    /// TLS secrets for captures (`--tls-keylog`), shared by every input. Captures
+    /// may embed more (pcapng Decryption Secrets Blocks).
+    pub tls_keys: Arc<KeyLog>,
 }
 
 /// A duration as a person writes it (`500ms`, `30s`, `2m`, `1h`; a bare number is

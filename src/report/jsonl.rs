@@ -129,6 +129,16 @@ struct TimelineRecord<'a> {
     end_frame: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     wireshark_filter: Option<String>,
+    /// Captures of a decrypted TLS connection: its version, cipher suite and ALPN.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls: Option<TlsRecord>,
+}
+
+#[derive(Serialize)]
+struct TlsRecord {
+    version: &'static str,
+    cipher_suite: &'static str,
+    alpn: Option<&'static str>,
 }
 
 fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> {
@@ -199,6 +209,11 @@ fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> 
             tcp_stream: t.tcp.map(|w| w.stream),
             end_frame: t.tcp.map(|w| w.end_frame),
             wireshark_filter: t.tcp.map(|w| wireshark_filter(w.stream)),
+            tls: t.tcp.and_then(|w| w.tls).map(|s| TlsRecord {
+                version: s.version.as_str(),
+                cipher_suite: s.cipher_suite,
+                alpn: s.alpn,
+            }),
             recorder_note: &t.recorder_note,
         }),
     }

@@ -140,6 +140,20 @@ fn where_(ir: &InputReport, loc: &Locator) -> String {
             ),
             None => format!("{}, Wireshark frame {request} (request)", code(&ir.path)),
         },
+        Locator::TlsFrames {
+            request,
+            response,
+            tcp_stream,
+        } => match response {
+            Some(r) => format!(
+                "{}, Wireshark frames {request} (request) and {r} (response), decrypted from the TLS of TCP stream {tcp_stream}",
+                code(&ir.path)
+            ),
+            None => format!(
+                "{}, Wireshark frame {request} (request), decrypted from the TLS of TCP stream {tcp_stream}",
+                code(&ir.path)
+            ),
+        },
     }
 }
 
@@ -480,8 +494,15 @@ fn write_call(
     if let Some(t) = c.timeline.as_ref().and_then(|t| t.tcp) {
         writeln!(
             w,
-            "- **In Wireshark:** TCP stream {}, response ended at frame {}; filter {}",
+            "- **In Wireshark:** TCP stream {}{}, response ended at frame {}; filter {}",
             t.stream,
+            t.tls
+                .map(|s| format!(
+                    " ({}, {}, decrypted: load the same key log in Wireshark)",
+                    s.version.as_str(),
+                    s.cipher_suite
+                ))
+                .unwrap_or_default(),
             t.end_frame,
             code(&super::jsonl::wireshark_filter(t.stream))
         )?;

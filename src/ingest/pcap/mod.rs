@@ -7,10 +7,11 @@
 mod http1;
 mod link;
 mod tcp;
+pub mod tls;
 
 use super::{IngestError, Kind, Level, Problem, Sink};
 use crate::config::Limits;
-use crate::model::{Exchange, Locator, Payload, TcpTrail, Timestamp};
+use crate::model::{Exchange, Locator, Payload, TcpTrail, Timestamp, TlsTrail};
 use foldhash::{HashMap, HashMapExt};
 use http1::{Caps, Ctx, Http1, Start};
 use pcap_parser::pcapng::Block;
@@ -20,7 +21,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Read;
 use std::net::IpAddr;
+use std::sync::Arc;
 use tcp::{Chunk, HalfStream, Segment};
+use tls::{KeyLog, Keyring};
 
 /// The reader's first buffer: larger buffers measured slower.
 const BUFFER: usize = 256 << 10;
@@ -36,6 +39,7 @@ pub fn read(
     reader: impl Read,
     ng: bool,
     limits: &Limits,
+    keys: &Arc<KeyLog>,
     sink: &mut dyn Sink,
 ) -> Result<(), IngestError> {
     // `create_reader` wants a `Send` reader; we already know the format, so the
@@ -53,6 +57,7 @@ pub fn read(
         ))
     })?;
     let mut st = State::new(limits);
+    st.given = Arc::clone(keys);
     let mut size = BUFFER;
     let mut stalls = 0u32;
     loop {
@@ -189,6 +194,9 @@ struct Conn {
     /// Index of the client's direction, once known.
     client: Option<usize>,
     http: Option<Http1>,
+    /// The TLS layer, when the connection carries TLS: what `feed` reads goes
+    /// through it, and the plaintext it gives goes to `dispatch`.
+    tls: Option<Box<tls::Flow>>,
     fin_done: [bool; 2],
     bytes: [u64; 2],
     skipped: [u64; 2],
@@ -225,6 +233,10 @@ struct State {
     max_conns: usize,
     counts: HashMap<&'static str, (Kind, u64)>,
     stopped: Option<(Kind, String)>,
+    /// Key logs from `--tls-keylog`.
+    given: Arc<KeyLog>,
+    /// Key logs from the capture's Decryption Secrets Blocks so far.
+    embedded: KeyLog,
 }
 
 impl State {
@@ -250,6 +262,8 @@ impl State {
             max_conns: MAX_CONNS,
             counts: HashMap::new(),
             stopped: None,
+            given: Arc::default(),
+            embedded: KeyLog::default(),
         }
     }
 
@@ -353,8 +367,8 @@ impl State {
                 let ts = self.last_ts;
                 self.packet(iface.linktype, ts, data, missing);
             }
-            // Statistics, name resolution, secrets, custom and unknown blocks carry
-            // no packets.
+            PcapBlockOwned::NG(Block::DecryptionSecrets(dsb)) => self.secrets(&dsb),
+            // Statistics, name resolution, custom and unknown blocks carry no packets.
             PcapBlockOwned::NG(_) => {}
         }
     }
@@ -460,6 +474,7 @@ impl State {
                     start: [None, None],
                     client: opening.then_some(0),
                     http: None,
+                    tls: None,
                     fin_done: [false, false],
                     bytes: [0, 0],
                     skipped: [0, 0],
@@ -483,11 +498,15 @@ impl State {
         if let Some(h) = c.half.get_mut(d) {
             h.push(seg, &mut chunks);
         }
+        let keys = &Keyring {
+            given: &self.given,
+            embedded: &self.embedded,
+        };
         let mut cx = Ctx {
             diags: &mut self.diags,
             out: &mut self.out,
         };
-        c.feed(d, chunks, self.caps, &mut cx);
+        c.feed(d, chunks, self.caps, keys, &mut cx);
         c.check_fins(seg.ts, &mut cx);
         if rst {
             for side in 0..2 {
@@ -495,17 +514,17 @@ impl State {
                 if let Some(h) = c.half.get_mut(side) {
                     h.flush(seg.ts, &mut chunks);
                 }
-                c.feed(side, chunks, self.caps, &mut cx);
+                c.feed(side, chunks, self.caps, keys, &mut cx);
             }
             let by_client = c.client == Some(d);
             if let Some(h) = c.http.as_mut() {
                 h.reset(by_client, seg.ts, &mut cx);
             }
-            self.trail(before, c.stream);
+            self.trail(before, c.stream, c.tls_trail());
             self.close(c, End2::Reset);
             return;
         }
-        self.trail(before, c.stream);
+        self.trail(before, c.stream, c.tls_trail());
         if c.fin_done[0] && c.fin_done[1] {
             self.close(c, End2::Closed);
             return;
@@ -520,15 +539,54 @@ impl State {
     /// TCP stream `stream`: what a Wireshark user needs to find them. A request that
     /// got no response ended with this frame (the FIN or RST), not with its own
     /// last segment.
-    fn trail(&mut self, before: usize, stream: u64) {
+    fn trail(&mut self, before: usize, stream: u64, tls: Option<TlsTrail>) {
         let (end_frame, now) = (self.frame, self.last_ts);
         for x in self.out.iter_mut().skip(before) {
             if let Payload::Http(h) = &mut x.payload {
                 if h.tcp.is_none() && h.response.is_none() {
                     h.end_ts = Some(now);
                 }
-                h.tcp.get_or_insert(TcpTrail { stream, end_frame });
+                h.tcp.get_or_insert(TcpTrail {
+                    stream,
+                    end_frame,
+                    tls,
+                });
             }
+            // A decrypted exchange's location names its TLS connection.
+            if let (Some(_), Locator::Frames { request, response }) = (tls, &x.locator) {
+                x.locator = Locator::TlsFrames {
+                    request: *request,
+                    response: *response,
+                    tcp_stream: stream,
+                };
+            }
+        }
+    }
+
+    /// A Decryption Secrets Block: a TLS key log embedded in the capture.
+    fn secrets(&mut self, dsb: &pcap_parser::pcapng::DecryptionSecretsBlock<'_>) {
+        // The TLS key log type, 'TLSK' (pcapng §4.7).
+        if dsb.secrets_type.0 != 0x544c_534b {
+            self.frame_problem(
+                "dsb",
+                Kind::Skipped,
+                format!(
+                    "a Decryption Secrets Block of type {:#010x} (not a TLS key log) is not read",
+                    dsb.secrets_type.0
+                ),
+            );
+            return;
+        }
+        let parsed = self.embedded.parse(dsb.data);
+        for bad in &parsed.bad {
+            self.frame_problem(
+                "dsb-line",
+                Kind::Malformed,
+                format!(
+                    "the TLS key log in a Decryption Secrets Block, line {}: {}; line skipped",
+                    bad.line, bad.error
+                ),
+            );
         }
     }
 
@@ -553,6 +611,10 @@ impl State {
     fn close(&mut self, mut c: Conn, how: End2) {
         let ts = c.last_ts;
         let before = self.out.len();
+        let keys = &Keyring {
+            given: &self.given,
+            embedded: &self.embedded,
+        };
         let mut cx = Ctx {
             diags: &mut self.diags,
             out: &mut self.out,
@@ -563,7 +625,7 @@ impl State {
                 if let Some(h) = c.half.get_mut(side) {
                     h.flush(ts, &mut chunks);
                 }
-                c.feed(side, chunks, self.caps, &mut cx);
+                c.feed(side, chunks, self.caps, keys, &mut cx);
             }
             c.check_fins(ts, &mut cx);
             if let Some(h) = c.http.as_mut() {
@@ -600,7 +662,7 @@ impl State {
             }
         }
         c.report(&mut cx);
-        self.trail(before, c.stream);
+        self.trail(before, c.stream, c.tls_trail());
     }
 
     fn finish(&mut self) {
@@ -656,10 +718,15 @@ impl Conn {
         }
     }
 
-    fn feed(&mut self, d: usize, chunks: Vec<Chunk>, caps: Caps, cx: &mut Ctx) {
+    fn feed(&mut self, d: usize, chunks: Vec<Chunk>, caps: Caps, keys: &Keyring, cx: &mut Ctx) {
         for chunk in chunks {
             match chunk {
                 Chunk::Gap { len } => {
+                    if let Some(t) = self.tls.as_mut() {
+                        let mut events = Vec::new();
+                        t.gap(d, &mut events);
+                        self.tls_events(events, None, caps, cx);
+                    }
                     if self.proto == Proto::Http {
                         self.gap(d, len, cx);
                     } else if let Some(p) = self.probe.get_mut(d) {
@@ -674,57 +741,244 @@ impl Conn {
                     if let Some(b) = self.bytes.get_mut(d) {
                         *b += bytes.len() as u64;
                     }
-                    if self.proto == Proto::Http {
-                        self.http_bytes(d, &bytes, ts, frame, cx);
+                    if let Some(t) = self.tls.as_mut() {
+                        let mut events = Vec::new();
+                        t.push(d, &bytes, keys, &mut events);
+                        self.tls_events(events, Some((ts, frame)), caps, cx);
                         continue;
                     }
-                    if self.start.get(d).copied().flatten().is_some() {
-                        // This direction was judged and the connection is not HTTP
-                        // (yet): its bytes are only counted.
-                        if let Some(s) = self.skipped.get_mut(d) {
-                            *s += bytes.len() as u64;
-                        }
-                        continue;
-                    }
-                    let Some(probe) = self.probe.get_mut(d) else {
-                        continue;
-                    };
-                    probe.extend_from_slice(&bytes);
-                    let verdict = http1::classify_start(probe, false);
-                    let Some(v) = verdict else { continue };
-                    if let Some(s) = self.start.get_mut(d) {
-                        *s = Some(v);
-                    }
-                    match v {
-                        Start::Request | Start::Response => {
-                            let client = if v == Start::Request { d } else { 1 - d };
-                            self.begin_http(client, caps, cx);
-                            let held = std::mem::take(&mut self.probe[d]);
-                            self.http_bytes(d, &held, ts, frame, cx);
-                        }
-                        Start::Tls => {
-                            self.proto = Proto::Tls;
-                            self.client.get_or_insert(d);
-                        }
-                        Start::Http2Preface => {
-                            self.proto = Proto::Http2;
-                            self.client.get_or_insert(d);
-                        }
-                        Start::Other => {
-                            if self.proto == Proto::Undecided {
-                                self.proto = Proto::Other;
-                            }
-                            // Keep a few bytes to describe the flow in its report.
-                            let n = self.probe[d].len() as u64;
-                            self.probe[d].truncate(16);
-                            if let Some(s) = self.skipped.get_mut(d) {
-                                *s += n;
-                            }
-                        }
+                    self.dispatch(d, &bytes, ts, frame, caps, cx);
+                    if self.proto == Proto::Tls && self.tls.is_none() {
+                        self.begin_tls(d, ts, frame, caps, keys, cx);
                     }
                 }
             }
         }
+    }
+
+    /// Application bytes of direction `d`, from TCP or decrypted from TLS: the
+    /// protocol probe, then HTTP/1.1.
+    fn dispatch(&mut self, d: usize, bytes: &[u8], ts: Timestamp, frame: u64, caps: Caps, cx: &mut Ctx) {
+        if self.proto == Proto::Http {
+            self.http_bytes(d, bytes, ts, frame, cx);
+            return;
+        }
+        if self.start.get(d).copied().flatten().is_some() {
+            // This direction was judged and the connection is not HTTP
+            // (yet): its bytes are only counted.
+            if let Some(s) = self.skipped.get_mut(d) {
+                *s += bytes.len() as u64;
+            }
+            return;
+        }
+        let Some(probe) = self.probe.get_mut(d) else {
+            return;
+        };
+        probe.extend_from_slice(bytes);
+        let verdict = http1::classify_start(probe, false);
+        let Some(mut v) = verdict else { return };
+        // TLS inside TLS is not read; a capture that starts after the handshake
+        // shows records that are not a ClientHello.
+        if (v == Start::Tls && self.tls.is_some())
+            || (v == Start::Other && self.tls.is_none() && tls::looks_like_record(probe))
+        {
+            v = if self.tls.is_some() { Start::Other } else { Start::Tls };
+        }
+        if let Some(s) = self.start.get_mut(d) {
+            *s = Some(v);
+        }
+        match v {
+            Start::Request | Start::Response => {
+                let client = if v == Start::Request { d } else { 1 - d };
+                self.begin_http(client, caps, cx);
+                let held = std::mem::take(&mut self.probe[d]);
+                self.http_bytes(d, &held, ts, frame, cx);
+            }
+            Start::Tls => {
+                self.proto = Proto::Tls;
+                self.client.get_or_insert(d);
+            }
+            Start::Http2Preface => {
+                self.proto = Proto::Http2;
+                self.client.get_or_insert(d);
+            }
+            Start::Other => {
+                if self.proto == Proto::Undecided {
+                    self.proto = Proto::Other;
+                }
+                // Keep a few bytes to describe the flow in its report.
+                let n = self.probe[d].len() as u64;
+                self.probe[d].truncate(16);
+                if let Some(s) = self.skipped.get_mut(d) {
+                    *s += n;
+                }
+            }
+        }
+    }
+
+    /// The connection turned out to carry TLS: from here on its bytes go through a
+    /// `tls::Flow`, starting with those the probe held, and the protocol inside is
+    /// probed afresh on the plaintext.
+    fn begin_tls(&mut self, d: usize, ts: Timestamp, frame: u64, caps: Caps, keys: &Keyring, cx: &mut Ctx) {
+        let held = std::mem::take(&mut self.probe[d]);
+        self.probe = [Vec::new(), Vec::new()];
+        self.start = [None, None];
+        self.proto = Proto::Undecided;
+        let mut flow = Box::new(tls::Flow::new());
+        let mut events = Vec::new();
+        flow.push(d, &held, keys, &mut events);
+        self.tls = Some(flow);
+        self.tls_events(events, Some((ts, frame)), caps, cx);
+    }
+
+    fn tls_events(&mut self, events: Vec<tls::Event>, at: Option<(Timestamp, u64)>, caps: Caps, cx: &mut Ctx) {
+        for e in events {
+            match e {
+                tls::Event::Plaintext { dir, data } => {
+                    let (ts, frame) = at.unwrap_or((self.last_ts, self.first_frame));
+                    self.dispatch(dir, &data, ts, frame, caps, cx);
+                }
+                tls::Event::Note(n) => {
+                    let frame = at.map_or(self.first_frame, |(_, f)| f);
+                    self.tls_note(&n, frame, cx);
+                }
+            }
+        }
+    }
+
+    /// The TLS connection named as a Wireshark user finds it.
+    fn tls_name(&self) -> String {
+        let client = self
+            .tls
+            .as_ref()
+            .and_then(|t| t.client())
+            .or(self.client)
+            .unwrap_or(0);
+        format!(
+            "TLS on TCP stream {} ({} → {})",
+            self.stream,
+            self.endpoint(client),
+            self.endpoint(1 - client)
+        )
+    }
+
+    fn tls_note(&mut self, n: &tls::Note, frame: u64, cx: &mut Ctx) {
+        use tls::Note;
+        let flow = self.tls_name();
+        let side = |dir: usize| {
+            if self.tls.as_ref().and_then(|t| t.client()).or(self.client) == Some(dir) {
+                "the client's"
+            } else {
+                "the server's"
+            }
+        };
+        let (level, kind, what) = match n {
+            Note::NoSecrets { random, any_keys } => {
+                let short: String = random.iter().take(4).map(|b| format!("{b:02x}")).collect();
+                let given = if *any_keys {
+                    format!("no key log given holds secrets for this handshake (client random {short}…)")
+                } else {
+                    "no key log was given (--tls-keylog) and the capture embeds none".to_owned()
+                };
+                (Level::Notice, Kind::Skipped, format!("{given}, so it stays encrypted. {}", tls::HOW_TO_KEYLOG))
+            }
+            Note::MissingSecrets { what } => (
+                Level::Notice,
+                Kind::Skipped,
+                format!("the key logs lack {what} for this handshake, so it stays encrypted"),
+            ),
+            Note::NoHandshake => (
+                Level::Notice,
+                Kind::Skipped,
+                "the capture starts after the TLS handshake: no key log secret can be matched to it (its ClientHello random is not in the capture), so it stays encrypted; start the capture before the client connects".to_owned(),
+            ),
+            Note::Unsupported { version, suite } => (
+                Level::Notice,
+                Kind::Skipped,
+                format!(
+                    "{} with cipher suite {suite:#06x} is not decrypted (TLS 1.2 and 1.3 AEAD suites are: AES-GCM, ChaCha20-Poly1305)",
+                    version.as_str()
+                ),
+            ),
+            Note::DecryptFailed { dir, record } => (
+                Level::Problem,
+                Kind::Malformed,
+                format!(
+                    "{} record {record} does not decrypt with the key log's secrets (wrong or stale key log?); the rest of that direction is not read",
+                    side(*dir)
+                ),
+            ),
+            Note::NotTls { dir } => (
+                Level::Problem,
+                Kind::Malformed,
+                format!("{} bytes stop looking like TLS records; the rest of that direction is not read", side(*dir)),
+            ),
+            Note::RecordTooLong { dir, len } => (
+                Level::Problem,
+                Kind::Malformed,
+                format!(
+                    "{} record says it is {len} bytes long, more than TLS allows ({}); the rest of that direction is not read",
+                    side(*dir),
+                    tls::MAX_RECORD
+                ),
+            ),
+            Note::HandshakeTooLong { dir, len } => (
+                Level::Problem,
+                Kind::Cap,
+                format!("cap: {} handshake message of {len} bytes is longer than the 64 KiB read (a fixed limit); it is skipped", side(*dir)),
+            ),
+            Note::Gap { dir } => (
+                Level::Problem,
+                Kind::Lost,
+                format!("bytes of {} direction are missing from the capture: TLS records cannot be found past the hole, so the rest of that direction is not read", side(*dir)),
+            ),
+            Note::Alert { dir, fatal, description } => (
+                Level::Notice,
+                Kind::Other,
+                format!(
+                    "{} {} alert {description} ({})",
+                    side(*dir),
+                    if *fatal { "fatal" } else { "warning" },
+                    tls::alert_name(*description)
+                ),
+            ),
+            Note::EarlyData { dir } => (
+                Level::Notice,
+                Kind::Skipped,
+                format!("{} 0-RTT early data is not decrypted", side(*dir)),
+            ),
+        };
+        cx.diags.push(Problem::of(
+            level,
+            kind,
+            Locator::Frames {
+                request: frame,
+                response: None,
+            },
+            format!("{flow}: {what}"),
+        ));
+    }
+
+    /// How a decrypted TLS connection is named on its exchanges.
+    fn tls_trail(&self) -> Option<TlsTrail> {
+        let t = self.tls.as_ref()?;
+        if t.keying() != tls::Keying::Decrypting {
+            return None;
+        }
+        let version = match t.version()? {
+            tls::Version::Tls12 => crate::model::TlsVersion::Tls12,
+            tls::Version::Tls13 => crate::model::TlsVersion::Tls13,
+            tls::Version::Older(_) => return None,
+        };
+        Some(TlsTrail {
+            version,
+            cipher_suite: t.suite()?.1?,
+            alpn: t.alpn().map(|a| match a {
+                tls::Alpn::Http11 => "http/1.1",
+                tls::Alpn::H2 => "h2",
+                tls::Alpn::Other(_) => "other",
+            }),
+        })
     }
 
     fn begin_http(&mut self, client: usize, caps: Caps, cx: &mut Ctx) {
@@ -845,6 +1099,25 @@ impl Conn {
                 ));
             }
         }
+        if let Some(t) = &self.tls {
+            match t.keying() {
+                // Its notice was given when the handshake showed it.
+                tls::Keying::Opaque => return,
+                tls::Keying::Pending => {
+                    let flow = self.tls_name();
+                    cx.diags.push(Problem::notice(
+                        Kind::Skipped,
+                        Locator::Frames {
+                            request: self.first_frame,
+                            response: None,
+                        },
+                        format!("{flow}: the handshake is not complete in the capture (no ServerHello), so nothing was decrypted"),
+                    ));
+                    return;
+                }
+                tls::Keying::Decrypting => {}
+            }
+        }
         if self.proto == Proto::Http {
             return;
         }
@@ -861,7 +1134,15 @@ impl Conn {
             self.bytes.get(client).copied().unwrap_or(0),
             self.bytes.get(server).copied().unwrap_or(0),
         );
-        let what = if self.start.contains(&Some(Start::Tls)) || self.proto == Proto::Tls {
+        let what = if let Some(t) = self.tls.as_ref().filter(|_| self.proto == Proto::Http2) {
+            format!(
+                "HTTP/2 inside TLS: decrypted ({}, ALPN {}), but mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges",
+                t.version().map_or("TLS", tls::Version::as_str),
+                t.alpn().map_or("none", tls::Alpn::as_str)
+            )
+        } else if self.tls.is_some() && self.probe.iter().all(Vec::is_empty) {
+            "TLS, decrypted, but no application data was sent".to_owned()
+        } else if self.tls.is_none() && (self.start.contains(&Some(Start::Tls)) || self.proto == Proto::Tls) {
             "TLS: encrypted, so no HTTP can be read. Capture with SSLKEYLOGFILE set and decrypt (`editcap --inject-secrets tls,keys.txt`), capture before TLS, or record a HAR instead".to_owned()
         } else if self.start.contains(&Some(Start::Http2Preface)) || self.proto == Proto::Http2 {
             "HTTP/2 with prior knowledge (h2c preface `PRI *`): mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges".to_owned()
