@@ -635,7 +635,8 @@ fn analyse_opened(
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
     let mut sink = Correlator::with_windows(config.windows);
-    let format = ingest::read_stream_with_keys(reader, &config.limits, &config.tls_keys, &mut sink)?;
+    let format =
+        ingest::read_stream_with_keys(reader, &config.limits, &config.tls_keys, &mut sink)?;
     Ok((format, sink.finish()))
 }
 

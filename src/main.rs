@@ -4,9 +4,8 @@ use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use mcpsift::batch::{self, Input};
 use mcpsift::config::{Config, Limits, RetryWindows};
-use mcpsift::ingest::tls::KeyLog;
-use std::sync::Arc;
 use mcpsift::explain;
+use mcpsift::ingest::tls::KeyLog;
 use mcpsift::model::{FindingKind, Outcome, Timestamp};
 use mcpsift::report::{
     self, gate, Baseline, Condition, Filter, HumanOptions, OutputFormat, Redactor, RunInfo,
@@ -14,6 +13,7 @@ use mcpsift::report::{
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// mimalloc instead of the system allocator: reading interleaves large short-lived
 /// buffers (bodies, HAR entries) with small long-lived call records, and glibc's

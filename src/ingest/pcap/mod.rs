@@ -237,6 +237,15 @@ struct State {
     given: Arc<KeyLog>,
     /// Key logs from the capture's Decryption Secrets Blocks so far.
     embedded: KeyLog,
+    /// TLS connections that stayed encrypted for want of secrets.
+    opaque_tls: u64,
+}
+
+/// What a connection's TLS layer needs from the capture: the key logs, and a count
+/// of connections left encrypted (one how-to notice per input, not per connection).
+struct TlsCx<'a> {
+    keys: Keyring<'a>,
+    opaque: u64,
 }
 
 impl State {
@@ -264,6 +273,7 @@ impl State {
             stopped: None,
             given: Arc::default(),
             embedded: KeyLog::default(),
+            opaque_tls: 0,
         }
     }
 
@@ -498,15 +508,18 @@ impl State {
         if let Some(h) = c.half.get_mut(d) {
             h.push(seg, &mut chunks);
         }
-        let keys = &Keyring {
-            given: &self.given,
-            embedded: &self.embedded,
+        let mut tx = TlsCx {
+            keys: Keyring {
+                given: &self.given,
+                embedded: &self.embedded,
+            },
+            opaque: 0,
         };
         let mut cx = Ctx {
             diags: &mut self.diags,
             out: &mut self.out,
         };
-        c.feed(d, chunks, self.caps, keys, &mut cx);
+        c.feed(d, chunks, self.caps, &mut tx, &mut cx);
         c.check_fins(seg.ts, &mut cx);
         if rst {
             for side in 0..2 {
@@ -514,16 +527,18 @@ impl State {
                 if let Some(h) = c.half.get_mut(side) {
                     h.flush(seg.ts, &mut chunks);
                 }
-                c.feed(side, chunks, self.caps, keys, &mut cx);
+                c.feed(side, chunks, self.caps, &mut tx, &mut cx);
             }
             let by_client = c.client == Some(d);
             if let Some(h) = c.http.as_mut() {
                 h.reset(by_client, seg.ts, &mut cx);
             }
+            self.opaque_tls += tx.opaque;
             self.trail(before, c.stream, c.tls_trail());
             self.close(c, End2::Reset);
             return;
         }
+        self.opaque_tls += tx.opaque;
         self.trail(before, c.stream, c.tls_trail());
         if c.fin_done[0] && c.fin_done[1] {
             self.close(c, End2::Closed);
@@ -611,9 +626,12 @@ impl State {
     fn close(&mut self, mut c: Conn, how: End2) {
         let ts = c.last_ts;
         let before = self.out.len();
-        let keys = &Keyring {
-            given: &self.given,
-            embedded: &self.embedded,
+        let mut tx = TlsCx {
+            keys: Keyring {
+                given: &self.given,
+                embedded: &self.embedded,
+            },
+            opaque: 0,
         };
         let mut cx = Ctx {
             diags: &mut self.diags,
@@ -625,7 +643,7 @@ impl State {
                 if let Some(h) = c.half.get_mut(side) {
                     h.flush(ts, &mut chunks);
                 }
-                c.feed(side, chunks, self.caps, keys, &mut cx);
+                c.feed(side, chunks, self.caps, &mut tx, &mut cx);
             }
             c.check_fins(ts, &mut cx);
             if let Some(h) = c.http.as_mut() {
@@ -662,6 +680,7 @@ impl State {
             }
         }
         c.report(&mut cx);
+        self.opaque_tls += tx.opaque;
         self.trail(before, c.stream, c.tls_trail());
     }
 
@@ -671,6 +690,17 @@ impl State {
         conns.sort_by_key(|c| c.first_frame);
         for c in conns {
             self.close(c, End2::CaptureEnded);
+        }
+        if self.opaque_tls > 0 {
+            self.diags.push(Problem::notice(
+                Kind::Skipped,
+                Locator::Input,
+                format!(
+                    "{} TLS connection(s) stayed encrypted (each is named in a notice). {}",
+                    self.opaque_tls,
+                    tls::HOW_TO_KEYLOG
+                ),
+            ));
         }
         let mut counts: Vec<(&'static str, (Kind, u64))> = self.counts.drain().collect();
         counts.sort_by_key(|(c, _)| *c);
@@ -718,14 +748,14 @@ impl Conn {
         }
     }
 
-    fn feed(&mut self, d: usize, chunks: Vec<Chunk>, caps: Caps, keys: &Keyring, cx: &mut Ctx) {
+    fn feed(&mut self, d: usize, chunks: Vec<Chunk>, caps: Caps, tx: &mut TlsCx, cx: &mut Ctx) {
         for chunk in chunks {
             match chunk {
                 Chunk::Gap { len } => {
                     if let Some(t) = self.tls.as_mut() {
                         let mut events = Vec::new();
                         t.gap(d, &mut events);
-                        self.tls_events(events, None, caps, cx);
+                        self.tls_events(events, None, caps, tx, cx);
                     }
                     if self.proto == Proto::Http {
                         self.gap(d, len, cx);
@@ -743,13 +773,13 @@ impl Conn {
                     }
                     if let Some(t) = self.tls.as_mut() {
                         let mut events = Vec::new();
-                        t.push(d, &bytes, keys, &mut events);
-                        self.tls_events(events, Some((ts, frame)), caps, cx);
+                        t.push(d, &bytes, &tx.keys, &mut events);
+                        self.tls_events(events, Some((ts, frame)), caps, tx, cx);
                         continue;
                     }
                     self.dispatch(d, &bytes, ts, frame, caps, cx);
                     if self.proto == Proto::Tls && self.tls.is_none() {
-                        self.begin_tls(d, ts, frame, caps, keys, cx);
+                        self.begin_tls(d, ts, frame, caps, tx, cx);
                     }
                 }
             }
@@ -758,7 +788,15 @@ impl Conn {
 
     /// Application bytes of direction `d`, from TCP or decrypted from TLS: the
     /// protocol probe, then HTTP/1.1.
-    fn dispatch(&mut self, d: usize, bytes: &[u8], ts: Timestamp, frame: u64, caps: Caps, cx: &mut Ctx) {
+    fn dispatch(
+        &mut self,
+        d: usize,
+        bytes: &[u8],
+        ts: Timestamp,
+        frame: u64,
+        caps: Caps,
+        cx: &mut Ctx,
+    ) {
         if self.proto == Proto::Http {
             self.http_bytes(d, bytes, ts, frame, cx);
             return;
@@ -782,7 +820,11 @@ impl Conn {
         if (v == Start::Tls && self.tls.is_some())
             || (v == Start::Other && self.tls.is_none() && tls::looks_like_record(probe))
         {
-            v = if self.tls.is_some() { Start::Other } else { Start::Tls };
+            v = if self.tls.is_some() {
+                Start::Other
+            } else {
+                Start::Tls
+            };
         }
         if let Some(s) = self.start.get_mut(d) {
             *s = Some(v);
@@ -819,19 +861,34 @@ impl Conn {
     /// The connection turned out to carry TLS: from here on its bytes go through a
     /// `tls::Flow`, starting with those the probe held, and the protocol inside is
     /// probed afresh on the plaintext.
-    fn begin_tls(&mut self, d: usize, ts: Timestamp, frame: u64, caps: Caps, keys: &Keyring, cx: &mut Ctx) {
+    fn begin_tls(
+        &mut self,
+        d: usize,
+        ts: Timestamp,
+        frame: u64,
+        caps: Caps,
+        tx: &mut TlsCx,
+        cx: &mut Ctx,
+    ) {
         let held = std::mem::take(&mut self.probe[d]);
         self.probe = [Vec::new(), Vec::new()];
         self.start = [None, None];
         self.proto = Proto::Undecided;
         let mut flow = Box::new(tls::Flow::new());
         let mut events = Vec::new();
-        flow.push(d, &held, keys, &mut events);
+        flow.push(d, &held, &tx.keys, &mut events);
         self.tls = Some(flow);
-        self.tls_events(events, Some((ts, frame)), caps, cx);
+        self.tls_events(events, Some((ts, frame)), caps, tx, cx);
     }
 
-    fn tls_events(&mut self, events: Vec<tls::Event>, at: Option<(Timestamp, u64)>, caps: Caps, cx: &mut Ctx) {
+    fn tls_events(
+        &mut self,
+        events: Vec<tls::Event>,
+        at: Option<(Timestamp, u64)>,
+        caps: Caps,
+        tx: &mut TlsCx,
+        cx: &mut Ctx,
+    ) {
         for e in events {
             match e {
                 tls::Event::Plaintext { dir, data } => {
@@ -839,6 +896,14 @@ impl Conn {
                     self.dispatch(dir, &data, ts, frame, caps, cx);
                 }
                 tls::Event::Note(n) => {
+                    if matches!(
+                        n,
+                        tls::Note::NoSecrets { .. }
+                            | tls::Note::NoHandshake
+                            | tls::Note::MissingSecrets { .. }
+                    ) {
+                        tx.opaque += 1;
+                    }
                     let frame = at.map_or(self.first_frame, |(_, f)| f);
                     self.tls_note(&n, frame, cx);
                 }
@@ -880,7 +945,7 @@ impl Conn {
                 } else {
                     "no key log was given (--tls-keylog) and the capture embeds none".to_owned()
                 };
-                (Level::Notice, Kind::Skipped, format!("{given}, so it stays encrypted. {}", tls::HOW_TO_KEYLOG))
+                (Level::Notice, Kind::Skipped, format!("{given}, so it stays encrypted"))
             }
             Note::MissingSecrets { what } => (
                 Level::Notice,
@@ -1121,6 +1186,14 @@ impl Conn {
         if self.proto == Proto::Http {
             return;
         }
+        // A decrypted TLS connection that carried no application data (a client's
+        // spare connection) is like an idle TCP one: nothing to report.
+        if self.tls.is_some()
+            && self.proto == Proto::Undecided
+            && self.probe.iter().all(Vec::is_empty)
+        {
+            return;
+        }
         let total: u64 = self.bytes.iter().sum();
         if total == 0 {
             return;
@@ -1140,9 +1213,9 @@ impl Conn {
                 t.version().map_or("TLS", tls::Version::as_str),
                 t.alpn().map_or("none", tls::Alpn::as_str)
             )
-        } else if self.tls.is_some() && self.probe.iter().all(Vec::is_empty) {
-            "TLS, decrypted, but no application data was sent".to_owned()
-        } else if self.tls.is_none() && (self.start.contains(&Some(Start::Tls)) || self.proto == Proto::Tls) {
+        } else if self.tls.is_none()
+            && (self.start.contains(&Some(Start::Tls)) || self.proto == Proto::Tls)
+        {
             "TLS: encrypted, so no HTTP can be read. Capture with SSLKEYLOGFILE set and decrypt (`editcap --inject-secrets tls,keys.txt`), capture before TLS, or record a HAR instead".to_owned()
         } else if self.start.contains(&Some(Start::Http2Preface)) || self.proto == Proto::Http2 {
             "HTTP/2 with prior knowledge (h2c preface `PRI *`): mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges".to_owned()

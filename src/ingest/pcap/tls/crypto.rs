@@ -69,20 +69,104 @@ const fn suite(code: u16, name: &'static str, cipher: Cipher, hash: Hash, tls13:
 /// RFC 5288). The key exchange of a TLS 1.2 suite does not matter here: the key log
 /// gives the master secret.
 const SUITES: &[Suite] = &[
-    suite(0x1301, "TLS_AES_128_GCM_SHA256", Cipher::Aes128Gcm, Hash::Sha256, true),
-    suite(0x1302, "TLS_AES_256_GCM_SHA384", Cipher::Aes256Gcm, Hash::Sha384, true),
-    suite(0x1303, "TLS_CHACHA20_POLY1305_SHA256", Cipher::ChaCha20Poly1305, Hash::Sha256, true),
-    suite(0xC02B, "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256", Cipher::Aes128Gcm, Hash::Sha256, false),
-    suite(0xC02C, "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384", Cipher::Aes256Gcm, Hash::Sha384, false),
-    suite(0xC02F, "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256", Cipher::Aes128Gcm, Hash::Sha256, false),
-    suite(0xC030, "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384", Cipher::Aes256Gcm, Hash::Sha384, false),
-    suite(0xCCA8, "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256", Cipher::ChaCha20Poly1305, Hash::Sha256, false),
-    suite(0xCCA9, "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256", Cipher::ChaCha20Poly1305, Hash::Sha256, false),
-    suite(0xCCAA, "TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256", Cipher::ChaCha20Poly1305, Hash::Sha256, false),
-    suite(0x009C, "TLS_RSA_WITH_AES_128_GCM_SHA256", Cipher::Aes128Gcm, Hash::Sha256, false),
-    suite(0x009D, "TLS_RSA_WITH_AES_256_GCM_SHA384", Cipher::Aes256Gcm, Hash::Sha384, false),
-    suite(0x009E, "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256", Cipher::Aes128Gcm, Hash::Sha256, false),
-    suite(0x009F, "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384", Cipher::Aes256Gcm, Hash::Sha384, false),
+    suite(
+        0x1301,
+        "TLS_AES_128_GCM_SHA256",
+        Cipher::Aes128Gcm,
+        Hash::Sha256,
+        true,
+    ),
+    suite(
+        0x1302,
+        "TLS_AES_256_GCM_SHA384",
+        Cipher::Aes256Gcm,
+        Hash::Sha384,
+        true,
+    ),
+    suite(
+        0x1303,
+        "TLS_CHACHA20_POLY1305_SHA256",
+        Cipher::ChaCha20Poly1305,
+        Hash::Sha256,
+        true,
+    ),
+    suite(
+        0xC02B,
+        "TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256",
+        Cipher::Aes128Gcm,
+        Hash::Sha256,
+        false,
+    ),
+    suite(
+        0xC02C,
+        "TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384",
+        Cipher::Aes256Gcm,
+        Hash::Sha384,
+        false,
+    ),
+    suite(
+        0xC02F,
+        "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+        Cipher::Aes128Gcm,
+        Hash::Sha256,
+        false,
+    ),
+    suite(
+        0xC030,
+        "TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384",
+        Cipher::Aes256Gcm,
+        Hash::Sha384,
+        false,
+    ),
+    suite(
+        0xCCA8,
+        "TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        Cipher::ChaCha20Poly1305,
+        Hash::Sha256,
+        false,
+    ),
+    suite(
+        0xCCA9,
+        "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256",
+        Cipher::ChaCha20Poly1305,
+        Hash::Sha256,
+        false,
+    ),
+    suite(
+        0xCCAA,
+        "TLS_DHE_RSA_WITH_CHACHA20_POLY1305_SHA256",
+        Cipher::ChaCha20Poly1305,
+        Hash::Sha256,
+        false,
+    ),
+    suite(
+        0x009C,
+        "TLS_RSA_WITH_AES_128_GCM_SHA256",
+        Cipher::Aes128Gcm,
+        Hash::Sha256,
+        false,
+    ),
+    suite(
+        0x009D,
+        "TLS_RSA_WITH_AES_256_GCM_SHA384",
+        Cipher::Aes256Gcm,
+        Hash::Sha384,
+        false,
+    ),
+    suite(
+        0x009E,
+        "TLS_DHE_RSA_WITH_AES_128_GCM_SHA256",
+        Cipher::Aes128Gcm,
+        Hash::Sha256,
+        false,
+    ),
+    suite(
+        0x009F,
+        "TLS_DHE_RSA_WITH_AES_256_GCM_SHA384",
+        Cipher::Aes256Gcm,
+        Hash::Sha384,
+        false,
+    ),
 ];
 
 impl Suite {
@@ -146,7 +230,12 @@ impl std::fmt::Debug for Keys {
 impl Keys {
     /// TLS 1.3 keys from a traffic secret (RFC 8446 §7.3).
     pub fn tls13(suite: Suite, secret: Secret) -> Option<Keys> {
-        let key = expand_label(suite.hash, secret.as_bytes(), b"key", suite.cipher.key_len())?;
+        let key = expand_label(
+            suite.hash,
+            secret.as_bytes(),
+            b"key",
+            suite.cipher.key_len(),
+        )?;
         let iv = expand_label(suite.hash, secret.as_bytes(), b"iv", 12)?;
         Some(Keys {
             suite,

@@ -5,9 +5,8 @@
 
 /// ServerHello's random when it is a HelloRetryRequest (RFC 8446 §4.1.3).
 pub const HRR_RANDOM: [u8; 32] = [
-    0xCF, 0x21, 0xAD, 0x74, 0xE5, 0x9A, 0x61, 0x11, 0xBE, 0x1D, 0x8C, 0x02, 0x1E, 0x65, 0xB8,
-    0x91, 0xC2, 0xA2, 0x11, 0x16, 0x7A, 0xBB, 0x8C, 0x5E, 0x07, 0x9E, 0x09, 0xE2, 0xC8, 0xA8,
-    0x33, 0x9C,
+    0xCF, 0x21, 0xAD, 0x74, 0xE5, 0x9A, 0x61, 0x11, 0xBE, 0x1D, 0x8C, 0x02, 0x1E, 0x65, 0xB8, 0x91,
+    0xC2, 0xA2, 0x11, 0x16, 0x7A, 0xBB, 0x8C, 0x5E, 0x07, 0x9E, 0x09, 0xE2, 0xC8, 0xA8, 0x33, 0x9C,
 ];
 
 const EXT_ALPN: u16 = 16;
@@ -54,7 +53,9 @@ pub struct ClientHello {
 pub fn client_hello(body: &[u8]) -> Option<ClientHello> {
     let mut c = Cur(body);
     c.u16()?;
-    Some(ClientHello { random: c.random()? })
+    Some(ClientHello {
+        random: c.random()?,
+    })
 }
 
 /// What a ServerHello says.
@@ -166,7 +167,10 @@ mod tests {
 
     #[test]
     fn encrypted_extensions_alpn() {
-        let exts = ext(16, &[0, 9, 8, b'h', b't', b't', b'p', b'/', b'1', b'.', b'1']);
+        let exts = ext(
+            16,
+            &[0, 9, 8, b'h', b't', b't', b'p', b'/', b'1', b'.', b'1'],
+        );
         let mut body = (exts.len() as u16).to_be_bytes().to_vec();
         body.extend(exts);
         assert_eq!(encrypted_extensions(&body), Some(b"http/1.1".to_vec()));

@@ -295,14 +295,15 @@ mod tests {
              CLIENT_RANDOM abcd {s48}\n\
              CLIENT_RANDOM {R} {s32}\n\
              CLIENT_TRAFFIC_SECRET_0 {R} zz{}\n\
-             \n"
-            , &s32[2..]
+             \n",
+            &s32[2..]
         );
         let mut log = KeyLog::default();
         let p = log.parse(text.as_bytes());
         assert_eq!(p.used, 5);
         assert_eq!(log.unused_lines, 1);
-        let lines: Vec<(u64, LineError)> = p.bad.iter().map(|b| (b.line, b.error.clone())).collect();
+        let lines: Vec<(u64, LineError)> =
+            p.bad.iter().map(|b| (b.line, b.error.clone())).collect();
         assert_eq!(
             lines,
             vec![
@@ -326,7 +327,10 @@ mod tests {
         log.parse(format!("CLIENT_RANDOM {R} {}\n", "ab".repeat(48)).as_bytes());
         let shown = format!("{log:?}");
         assert!(!shown.contains("abab"), "{shown}");
-        assert!(!shown.to_lowercase().contains("171"), "no bytes as numbers: {shown}");
+        assert!(
+            !shown.to_lowercase().contains("171"),
+            "no bytes as numbers: {shown}"
+        );
     }
 
     #[test]

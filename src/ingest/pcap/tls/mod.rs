@@ -9,8 +9,8 @@ mod crypto;
 mod hello;
 pub mod keylog;
 
-pub use crypto::Suite;
 use crypto::Keys;
+pub use crypto::Suite;
 pub use keylog::{KeyLog, KeyLogError, Keyring, Secrets};
 
 /// Longest record fragment TLS allows on the wire (RFC 8446 §5.2, RFC 5246 §6.2.3):
@@ -104,7 +104,11 @@ pub enum Note {
     /// framed after the hole.
     Gap { dir: usize },
     /// An alert other than close_notify.
-    Alert { dir: usize, fatal: bool, description: u8 },
+    Alert {
+        dir: usize,
+        fatal: bool,
+        description: u8,
+    },
     /// 0-RTT data: not decrypted (its secret is not read).
     EarlyData { dir: usize },
 }
@@ -113,7 +117,10 @@ pub enum Note {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// Decrypted application data sent by direction `dir`.
-    Plaintext { dir: usize, data: Vec<u8> },
+    Plaintext {
+        dir: usize,
+        data: Vec<u8>,
+    },
     Note(Note),
 }
 
@@ -486,7 +493,14 @@ impl Flow {
     }
 
     /// One whole handshake message (`body` empty for those skipped by count).
-    fn message(&mut self, dir: usize, ty: u8, body: &[u8], keys: &Keyring<'_>, out: &mut Vec<Event>) {
+    fn message(
+        &mut self,
+        dir: usize,
+        ty: u8,
+        body: &[u8],
+        keys: &Keyring<'_>,
+        out: &mut Vec<Event>,
+    ) {
         match ty {
             HS_CLIENT_HELLO => {
                 // A second ClientHello (after a HelloRetryRequest) keeps the random.
@@ -548,8 +562,9 @@ impl Flow {
                 s.handshaking = true;
             }
         }
-        let suite = crypto::Suite::by_code(sh.suite)
-            .filter(|s| s.tls13 == (version == Version::Tls13) && !matches!(version, Version::Older(_)));
+        let suite = crypto::Suite::by_code(sh.suite).filter(|s| {
+            s.tls13 == (version == Version::Tls13) && !matches!(version, Version::Older(_))
+        });
         let Some(suite) = suite else {
             self.keying = Keying::Opaque;
             out.push(Event::Note(Note::Unsupported {
@@ -619,7 +634,7 @@ impl Flow {
 }
 
 /// How to get a key log, for the notice on a flow that stays encrypted.
-pub const HOW_TO_KEYLOG: &str = "To decrypt it, capture again with the client writing a key log: Node `--tls-keylog=FILE` (or `NODE_OPTIONS=--tls-keylog=FILE`); Python (httpx, requests), curl, Chrome and Firefox `SSLKEYLOGFILE=FILE`; then run `mcpsift analyze --tls-keylog FILE` or embed it with `editcap --inject-secrets tls,FILE`";
+pub const HOW_TO_KEYLOG: &str = "To decrypt, capture again with the client writing a key log: Node `--tls-keylog=FILE` (or `NODE_OPTIONS=--tls-keylog=FILE`); Python (httpx, requests), curl, Chrome and Firefox `SSLKEYLOGFILE=FILE`; then run `mcpsift analyze --tls-keylog FILE` or embed it with `editcap --inject-secrets tls,FILE`";
 
 /// The name of a TLS alert description (RFC 8446 §6).
 pub fn alert_name(d: u8) -> &'static str {
@@ -664,5 +679,8 @@ fn record_len(rec: &[u8]) -> usize {
 /// Whether `b` starts like a TLS record (any content type, version 3.x): a capture
 /// that starts after the handshake shows application data records first.
 pub fn looks_like_record(b: &[u8]) -> bool {
-    matches!(b, [CT_CHANGE_CIPHER_SPEC..=CT_APPLICATION_DATA, 3, 0..=4, ..])
+    matches!(
+        b,
+        [CT_CHANGE_CIPHER_SPEC..=CT_APPLICATION_DATA, 3, 0..=4, ..]
+    )
 }
