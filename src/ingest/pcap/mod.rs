@@ -592,7 +592,11 @@ impl State {
             );
             return;
         }
-        let parsed = self.embedded.parse(dsb.data);
+        // The block pads its data to 32 bits with zero bytes.
+        let len = (dsb.secrets_len as usize).min(dsb.data.len());
+        let data = dsb.data.get(..len).unwrap_or_default();
+        let end = data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        let parsed = self.embedded.parse(data.get(..end).unwrap_or_default());
         for bad in &parsed.bad {
             self.frame_problem(
                 "dsb-line",
