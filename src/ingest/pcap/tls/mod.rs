@@ -382,11 +382,7 @@ impl Flow {
             (ty, buf)
         };
         match inner {
-            CT_APPLICATION_DATA => {
-                if !data.is_empty() {
-                    out.push(Event::Plaintext { dir, data });
-                }
-            }
+            CT_APPLICATION_DATA if !data.is_empty() => out.push(Event::Plaintext { dir, data }),
             CT_HANDSHAKE => self.handshake(dir, &data, keys, out),
             CT_ALERT => self.alert(dir, &data, out),
             _ => {}
