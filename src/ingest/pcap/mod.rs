@@ -1168,31 +1168,14 @@ impl Conn {
                 ));
             }
         }
-        if let Some(t) = &self.tls {
-            match t.keying() {
-                // Its notice was given when the handshake showed it.
-                tls::Keying::Opaque => return,
-                tls::Keying::Pending => {
-                    let flow = self.tls_name();
-                    cx.diags.push(Problem::notice(
-                        Kind::Skipped,
-                        Locator::Frames {
-                            request: self.first_frame,
-                            response: None,
-                        },
-                        format!("{flow}: the handshake is not complete in the capture (no ServerHello), so nothing was decrypted"),
-                    ));
-                    return;
-                }
-                tls::Keying::Decrypting => {}
-            }
-        }
-        if self.proto == Proto::Http {
+        let keying = self.tls.as_ref().map(|t| t.keying());
+        // An opaque TLS connection's notice was given when its handshake showed it.
+        if self.proto == Proto::Http || keying == Some(tls::Keying::Opaque) {
             return;
         }
         // A decrypted TLS connection that carried no application data (a client's
         // spare connection) is like an idle TCP one: nothing to report.
-        if self.tls.is_some()
+        if keying == Some(tls::Keying::Decrypting)
             && self.proto == Proto::Undecided
             && self.probe.iter().all(Vec::is_empty)
         {
@@ -1211,7 +1194,12 @@ impl Conn {
             self.bytes.get(client).copied().unwrap_or(0),
             self.bytes.get(server).copied().unwrap_or(0),
         );
-        let what = if let Some(t) = self.tls.as_ref().filter(|_| self.proto == Proto::Http2) {
+        let what = if keying == Some(tls::Keying::Pending) {
+            format!(
+                "TLS (TCP stream {}): the handshake is not complete in the capture (no ServerHello), so nothing was decrypted",
+                self.stream
+            )
+        } else if let Some(t) = self.tls.as_ref().filter(|_| self.proto == Proto::Http2) {
             format!(
                 "HTTP/2 inside TLS: decrypted ({}, ALPN {}), but mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges",
                 t.version().map_or("TLS", tls::Version::as_str),
