@@ -27,7 +27,7 @@ fn runs() -> Vec<PathBuf> {
         .expect("lab/tls")
         .filter_map(Result::ok)
         .map(|e| e.path())
-        .filter(|p| p.join("expected.json").exists())
+        .filter(|p| p.join("expected.json").exists() && p.join("capture-dsb.pcapng").exists())
         .collect();
     v.sort();
     v
@@ -223,6 +223,36 @@ fn without_a_key_log_every_tls_connection_is_named_in_a_notice() {
             assert!(how_to[0].contains(client), "{}", how_to[0]);
         }
     }
+}
+
+#[test]
+fn http2_inside_tls_is_decrypted_and_named_in_a_notice() {
+    // curl --http2 against a Node http2 server (lab/tools/run_tls_h2.py): tshark
+    // decrypts HTTP/2 headers with the key log and sees no HTTP/2 without it.
+    let dir = root().join("lab/tls/h2_curl");
+    let expected = json(&dir.join("expected.json"));
+    assert_eq!(expected["tls"]["alpn"], "h2");
+    assert!(!expected["tshark"]["http2_header_frames"]
+        .as_array()
+        .expect("frames")
+        .is_empty());
+    let a = analyse(&dir.join("capture.pcap"), Some(&dir.join("keys.txt")));
+    assert!(a.calls.is_empty());
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    let h2: Vec<&str> = a
+        .notices
+        .iter()
+        .map(|n| n.message.as_str())
+        .filter(|m| m.contains("HTTP/2 inside TLS (TCP stream 0): decrypted (TLS 1.3, ALPN h2)"))
+        .collect();
+    assert_eq!(h2.len(), 1, "{:?}", a.notices);
+    // Without the key log, the same connection is named as encrypted instead.
+    let a = analyse(&dir.join("capture.pcap"), None);
+    assert!(a.notices.iter().all(|n| !n.message.contains("HTTP/2")));
+    assert!(a
+        .notices
+        .iter()
+        .any(|n| n.message.contains("TLS on TCP stream 0 (")));
 }
 
 #[test]

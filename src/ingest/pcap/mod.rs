@@ -1201,7 +1201,8 @@ impl Conn {
             )
         } else if let Some(t) = self.tls.as_ref().filter(|_| self.proto == Proto::Http2) {
             format!(
-                "HTTP/2 inside TLS: decrypted ({}, ALPN {}), but mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges",
+                "HTTP/2 inside TLS (TCP stream {}): decrypted ({}, ALPN {}), but mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges",
+                self.stream,
                 t.version().map_or("TLS", tls::Version::as_str),
                 t.alpn().map_or("none", tls::Alpn::as_str)
             )
