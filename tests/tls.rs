@@ -671,3 +671,38 @@ fn record_layer_failures_are_reported_never_dropped() {
         "{out:?}"
     );
 }
+
+#[test]
+fn the_json_output_names_the_tls_connection_of_a_decrypted_call() {
+    // docs/output.md: location kind `tls_frames`, and the timeline's `tls`.
+    let dir = root().join("lab/tls/tls13_aes128_http_503_then_200_ts");
+    let expected = json(&dir.join("expected.json"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpsift"))
+        .args(["analyze", "--format", "jsonl"])
+        .arg(dir.join("capture-dsb.pcapng"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+    let failed: Value = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .find(|r| r["type"] == "call" && r["outcome"] == "HTTP_ERROR")
+        .expect("the 503 call");
+    let tshark_frame = &expected["tshark"]["tools_call_requests"][0]["frame"];
+    assert_eq!(failed["location"]["kind"], "tls_frames");
+    assert_eq!(&failed["location"]["request"], tshark_frame);
+    assert_eq!(
+        failed["location"]["tcp_stream"],
+        failed["timeline"]["tcp_stream"]
+    );
+    assert_eq!(
+        failed["timeline"]["tls"]["version"],
+        expected["tls"]["version"]
+    );
+    assert_eq!(
+        failed["timeline"]["tls"]["cipher_suite"],
+        "TLS_AES_128_GCM_SHA256"
+    );
+    assert_eq!(expected["tls"]["cipher_suite"], "0x1301");
+    assert_eq!(failed["timeline"]["tls"]["alpn"], expected["tls"]["alpn"]);
+}
