@@ -1,8 +1,9 @@
 //! pcap and pcapng inputs: the block loop over `pcap-parser`'s streaming readers, the
 //! table of live TCP connections, and protocol detection per connection. Each frame
-//! goes link (`link`) → IP/TCP (`etherparse`) → reassembly (`tcp`) → HTTP/1.1
+//! goes link (`link`) → IP/TCP (`etherparse`) → reassembly (`tcp`) → decryption
+//! when the connection carries TLS (`tls`) → one dispatch per connection → HTTP/1.1
 //! (`http1`); exchanges go to the sink as soon as they complete, so memory is bounded
-//! by the connections still open, never by the file. See `docs/pcap.md`.
+//! by the connections still open, never by the file. See `docs/pcap.md`, `docs/tls.md`.
 
 mod http1;
 mod link;
@@ -900,12 +901,7 @@ impl Conn {
                     self.dispatch(dir, &data, ts, frame, caps, cx);
                 }
                 tls::Event::Note(n) => {
-                    if matches!(
-                        n,
-                        tls::Note::NoSecrets { .. }
-                            | tls::Note::NoHandshake
-                            | tls::Note::MissingSecrets { .. }
-                    ) {
+                    if n.leaves_encrypted() {
                         tx.opaque += 1;
                     }
                     let frame = at.map_or(self.first_frame, |(_, f)| f);
@@ -932,91 +928,8 @@ impl Conn {
     }
 
     fn tls_note(&mut self, n: &tls::Note, frame: u64, cx: &mut Ctx) {
-        use tls::Note;
-        let flow = self.tls_name();
-        let side = |dir: usize| {
-            if self.tls.as_ref().and_then(|t| t.client()).or(self.client) == Some(dir) {
-                "the client's"
-            } else {
-                "the server's"
-            }
-        };
-        let (level, kind, what) = match n {
-            Note::NoSecrets { random, any_keys } => {
-                let short: String = random.iter().take(4).map(|b| format!("{b:02x}")).collect();
-                let given = if *any_keys {
-                    format!("no key log given holds secrets for this handshake (client random {short}…)")
-                } else {
-                    "no key log was given (--tls-keylog) and the capture embeds none".to_owned()
-                };
-                (Level::Notice, Kind::Skipped, format!("{given}, so it stays encrypted"))
-            }
-            Note::MissingSecrets { what } => (
-                Level::Notice,
-                Kind::Skipped,
-                format!("the key logs lack {what} for this handshake, so it stays encrypted"),
-            ),
-            Note::NoHandshake => (
-                Level::Notice,
-                Kind::Skipped,
-                "the capture starts after the TLS handshake: no key log secret can be matched to it (its ClientHello random is not in the capture), so it stays encrypted; start the capture before the client connects".to_owned(),
-            ),
-            Note::Unsupported { version, suite } => (
-                Level::Notice,
-                Kind::Skipped,
-                format!(
-                    "{} with cipher suite {suite:#06x} is not decrypted (TLS 1.2 and 1.3 AEAD suites are: AES-GCM, ChaCha20-Poly1305)",
-                    version.as_str()
-                ),
-            ),
-            Note::DecryptFailed { dir, record } => (
-                Level::Problem,
-                Kind::Malformed,
-                format!(
-                    "{} record {record} does not decrypt with the key log's secrets (wrong or stale key log?); the rest of that direction is not read",
-                    side(*dir)
-                ),
-            ),
-            Note::NotTls { dir } => (
-                Level::Problem,
-                Kind::Malformed,
-                format!("{} bytes stop looking like TLS records; the rest of that direction is not read", side(*dir)),
-            ),
-            Note::RecordTooLong { dir, len } => (
-                Level::Problem,
-                Kind::Malformed,
-                format!(
-                    "{} record says it is {len} bytes long, more than TLS allows ({}); the rest of that direction is not read",
-                    side(*dir),
-                    tls::MAX_RECORD
-                ),
-            ),
-            Note::HandshakeTooLong { dir, len } => (
-                Level::Problem,
-                Kind::Cap,
-                format!("cap: {} handshake message of {len} bytes is longer than the 64 KiB read (a fixed limit); it is skipped", side(*dir)),
-            ),
-            Note::Gap { dir } => (
-                Level::Problem,
-                Kind::Lost,
-                format!("bytes of {} direction are missing from the capture: TLS records cannot be found past the hole, so the rest of that direction is not read", side(*dir)),
-            ),
-            Note::Alert { dir, fatal, description } => (
-                Level::Notice,
-                Kind::Other,
-                format!(
-                    "{} {} alert {description} ({})",
-                    side(*dir),
-                    if *fatal { "fatal" } else { "warning" },
-                    tls::alert_name(*description)
-                ),
-            ),
-            Note::EarlyData { dir } => (
-                Level::Notice,
-                Kind::Skipped,
-                format!("{} 0-RTT early data is not decrypted", side(*dir)),
-            ),
-        };
+        let client = self.tls.as_ref().and_then(|t| t.client()).or(self.client);
+        let (level, kind, what) = n.describe(client);
         cx.diags.push(Problem::of(
             level,
             kind,
@@ -1024,30 +937,13 @@ impl Conn {
                 request: frame,
                 response: None,
             },
-            format!("{flow}: {what}"),
+            format!("{}: {what}", self.tls_name()),
         ));
     }
 
     /// How a decrypted TLS connection is named on its exchanges.
     fn tls_trail(&self) -> Option<TlsTrail> {
-        let t = self.tls.as_ref()?;
-        if t.keying() != tls::Keying::Decrypting {
-            return None;
-        }
-        let version = match t.version()? {
-            tls::Version::Tls12 => crate::model::TlsVersion::Tls12,
-            tls::Version::Tls13 => crate::model::TlsVersion::Tls13,
-            tls::Version::Older(_) => return None,
-        };
-        Some(TlsTrail {
-            version,
-            cipher_suite: t.suite()?.1?,
-            alpn: t.alpn().map(|a| match a {
-                tls::Alpn::Http11 => "http/1.1",
-                tls::Alpn::H2 => "h2",
-                tls::Alpn::Other(_) => "other",
-            }),
-        })
+        self.tls.as_ref().and_then(|t| t.trail())
     }
 
     fn begin_http(&mut self, client: usize, caps: Caps, cx: &mut Ctx) {

@@ -9,6 +9,8 @@ mod crypto;
 mod hello;
 pub mod keylog;
 
+use crate::ingest::{Kind, Level};
+use crate::model::{TlsTrail, TlsVersion};
 use crypto::Keys;
 pub use crypto::Suite;
 pub use keylog::{KeyLog, KeyLogError, Keyring, Secrets};
@@ -111,6 +113,103 @@ pub enum Note {
     },
     /// 0-RTT data: not decrypted (its secret is not read).
     EarlyData { dir: usize },
+}
+
+impl Note {
+    /// The notice or problem this note is, in words (the connection adds its name);
+    /// `client` is the direction that sent the ClientHello, if known.
+    pub fn describe(&self, client: Option<usize>) -> (Level, Kind, String) {
+        let side = |dir: usize| {
+            if client == Some(dir) {
+                "the client's"
+            } else {
+                "the server's"
+            }
+        };
+        match self {
+            Note::NoSecrets { random, any_keys } => {
+                let short: String = random.iter().take(4).map(|b| format!("{b:02x}")).collect();
+                let given = if *any_keys {
+                    format!("no key log given holds secrets for this handshake (client random {short}…)")
+                } else {
+                    "no key log was given (--tls-keylog) and the capture embeds none".to_owned()
+                };
+                (Level::Notice, Kind::Skipped, format!("{given}, so it stays encrypted"))
+            }
+            Note::MissingSecrets { what } => (
+                Level::Notice,
+                Kind::Skipped,
+                format!("the key logs lack {what} for this handshake, so it stays encrypted"),
+            ),
+            Note::NoHandshake => (
+                Level::Notice,
+                Kind::Skipped,
+                "the capture starts after the TLS handshake: no key log secret can be matched to it (its ClientHello random is not in the capture), so it stays encrypted; start the capture before the client connects".to_owned(),
+            ),
+            Note::Unsupported { version, suite } => (
+                Level::Notice,
+                Kind::Skipped,
+                format!(
+                    "{} with cipher suite {suite:#06x} is not decrypted (TLS 1.2 and 1.3 AEAD suites are: AES-GCM, ChaCha20-Poly1305)",
+                    version.as_str()
+                ),
+            ),
+            Note::DecryptFailed { dir, record } => (
+                Level::Problem,
+                Kind::Malformed,
+                format!(
+                    "{} record {record} does not decrypt with the key log's secrets (wrong or stale key log?); the rest of that direction is not read",
+                    side(*dir)
+                ),
+            ),
+            Note::NotTls { dir } => (
+                Level::Problem,
+                Kind::Malformed,
+                format!("{} bytes stop looking like TLS records; the rest of that direction is not read", side(*dir)),
+            ),
+            Note::RecordTooLong { dir, len } => (
+                Level::Problem,
+                Kind::Malformed,
+                format!(
+                    "{} record says it is {len} bytes long, more than TLS allows ({MAX_RECORD}); the rest of that direction is not read",
+                    side(*dir)
+                ),
+            ),
+            Note::HandshakeTooLong { dir, len } => (
+                Level::Problem,
+                Kind::Cap,
+                format!("cap: {} handshake message of {len} bytes is longer than the 64 KiB read (a fixed limit); it is skipped", side(*dir)),
+            ),
+            Note::Gap { dir } => (
+                Level::Problem,
+                Kind::Lost,
+                format!("bytes of {} direction are missing from the capture: TLS records cannot be found past the hole, so the rest of that direction is not read", side(*dir)),
+            ),
+            Note::Alert { dir, fatal, description } => (
+                Level::Notice,
+                Kind::Other,
+                format!(
+                    "{} {} alert {description} ({})",
+                    side(*dir),
+                    if *fatal { "fatal" } else { "warning" },
+                    alert_name(*description)
+                ),
+            ),
+            Note::EarlyData { dir } => (
+                Level::Notice,
+                Kind::Skipped,
+                format!("{} 0-RTT early data is not decrypted", side(*dir)),
+            ),
+        }
+    }
+
+    /// A note that leaves its connection encrypted (counted for the input's how-to).
+    pub fn leaves_encrypted(&self) -> bool {
+        matches!(
+            self,
+            Note::NoSecrets { .. } | Note::NoHandshake | Note::MissingSecrets { .. }
+        )
+    }
 }
 
 /// What a flow gives back for the bytes pushed.
@@ -239,6 +338,27 @@ impl Flow {
     /// Whether direction `dir` ended with close_notify.
     pub fn closed_cleanly(&self, dir: usize) -> bool {
         self.side.get(dir).is_some_and(|s| s.close_notify)
+    }
+
+    /// How exchanges decrypted from this flow name it; `None` unless decrypting.
+    pub fn trail(&self) -> Option<TlsTrail> {
+        if self.keying != Keying::Decrypting {
+            return None;
+        }
+        let version = match self.version? {
+            Version::Tls12 => TlsVersion::Tls12,
+            Version::Tls13 => TlsVersion::Tls13,
+            Version::Older(_) => return None,
+        };
+        Some(TlsTrail {
+            version,
+            cipher_suite: self.suite()?.1?,
+            alpn: self.alpn.as_ref().map(|a| match a {
+                Alpn::Http11 => "http/1.1",
+                Alpn::H2 => "h2",
+                Alpn::Other(_) => "other",
+            }),
+        })
     }
 
     /// Bytes of direction `dir` are missing: records cannot be framed past the hole.
