@@ -7,6 +7,9 @@
 //! layer's split invariance (a property test over a TLS 1.3 stream encrypted here)
 //! and the failures a record layer must report.
 
+mod common;
+
+use common::{call_request, json_response, Capture, Link, Side};
 use mcpsift::batch::analyse_reader;
 use mcpsift::config::Config;
 use mcpsift::correlate::Analysis;
@@ -404,13 +407,13 @@ fn handshake(ty: u8, body: &[u8]) -> Vec<u8> {
 
 /// A TLS 1.3 connection (TLS_AES_128_GCM_SHA256) with its key log: the client's
 /// and the server's byte streams and the application data each sent.
-struct Conn {
+struct Sealed {
     keylog: String,
     streams: [Vec<u8>; 2],
     sent: [Vec<u8>; 2],
 }
 
-fn connection(messages: &[(usize, Vec<u8>)], key_update_at: Option<usize>) -> Conn {
+fn connection(messages: &[(usize, Vec<u8>)], key_update_at: Option<usize>) -> Sealed {
     let random = [0x42u8; 32];
     let secrets: Vec<[u8; 32]> = (1..=4u8).map(|i| [i; 32]).collect();
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
@@ -471,7 +474,7 @@ fn connection(messages: &[(usize, Vec<u8>)], key_update_at: Option<usize>) -> Co
     }
     let close = app[0].seal(21, &[1, 0], 0);
     streams[0].extend(close);
-    Conn {
+    Sealed {
         keylog,
         streams,
         sent,
@@ -480,7 +483,7 @@ fn connection(messages: &[(usize, Vec<u8>)], key_update_at: Option<usize>) -> Co
 
 /// Pushes each direction cut at `cuts` (offsets into that direction), the two
 /// directions taking turns, and returns the plaintext and the notes.
-fn replay(conn: &Conn, cuts: &[Vec<usize>; 2]) -> ([Vec<u8>; 2], Vec<Note>) {
+fn replay(conn: &Sealed, cuts: &[Vec<usize>; 2]) -> ([Vec<u8>; 2], Vec<Note>) {
     let mut log = KeyLog::default();
     log.parse(conn.keylog.as_bytes());
     let empty = KeyLog::default();
@@ -705,4 +708,146 @@ fn the_json_output_names_the_tls_connection_of_a_decrypted_call() {
     );
     assert_eq!(expected["tls"]["cipher_suite"], "0x1301");
     assert_eq!(failed["timeline"]["tls"]["alpn"], expected["tls"]["alpn"]);
+}
+
+// ---------------------------------------------------------------- that stream in a capture
+
+/// `sealed`'s records, each direction cut at its record boundaries.
+fn records(sealed: &Sealed) -> [Vec<Vec<u8>>; 2] {
+    [0, 1].map(|d| {
+        let mut at = 0;
+        record_boundaries(&sealed.streams[d])
+            .into_iter()
+            .map(|end| {
+                let r = sealed.streams[d][at..end].to_vec();
+                at = end;
+                r
+            })
+            .collect()
+    })
+}
+
+/// Two HTTP/1.1 exchanges inside the sealed stream, written as a pcap in wire order;
+/// `drop_server_record` leaves one server record out (a hole in the capture).
+fn tls_capture(drop_server_record: Option<usize>) -> (Vec<u8>, String) {
+    let sealed = connection(
+        &[
+            (0, call_request(1, "")),
+            (1, json_response(1)),
+            (0, call_request(2, "")),
+            (1, json_response(2)),
+        ],
+        None,
+    );
+    let [c, s] = records(&sealed);
+    // Client: ClientHello, CCS, Finished, request 1, request 2, close_notify.
+    // Server: ServerHello, CCS, encrypted flight, response 1, response 2.
+    let order: [(Side, usize); 11] = [
+        (Side::Client, 0),
+        (Side::Server, 0),
+        (Side::Server, 1),
+        (Side::Server, 2),
+        (Side::Client, 1),
+        (Side::Client, 2),
+        (Side::Client, 3),
+        (Side::Server, 3),
+        (Side::Client, 4),
+        (Side::Server, 4),
+        (Side::Client, 5),
+    ];
+    let mut cap = Capture::new();
+    let mut conn = cap.conn(Link::Ethernet, 40200, (1, 2));
+    conn.server.1 = 443;
+    cap.handshake(&mut conn);
+    for (side, i) in order {
+        match side {
+            Side::Client => cap.send(&mut conn, Side::Client, &c[i]),
+            Side::Server if drop_server_record == Some(i) => {
+                conn.sseq = conn.sseq.wrapping_add(s[i].len() as u32);
+            }
+            Side::Server => cap.send(&mut conn, Side::Server, &s[i]),
+        }
+    }
+    cap.fin(&mut conn, Side::Client);
+    cap.fin(&mut conn, Side::Server);
+    (cap.pcap(Link::Ethernet, false, false), sealed.keylog)
+}
+
+fn analyse_bytes(bytes: &[u8], keylog: &str) -> Analysis {
+    let mut keys = KeyLog::default();
+    keys.parse(keylog.as_bytes());
+    let config = Config {
+        tls_keys: Arc::new(keys),
+        ..Config::default()
+    };
+    analyse_reader(bytes, &config).expect("analyse").1
+}
+
+#[test]
+fn exchanges_inside_tls_in_a_capture_are_read_and_a_hole_is_reported() {
+    let (bytes, keylog) = tls_capture(None);
+    let a = analyse_bytes(&bytes, &keylog);
+    let got: Vec<(String, &str)> = a
+        .calls
+        .iter()
+        .map(|c| (c.id.to_string(), c.verdict.outcome.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("1".to_owned(), "TOOL_SUCCESS"),
+            ("2".to_owned(), "TOOL_SUCCESS")
+        ]
+    );
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert!(a.notices.is_empty(), "{:?}", a.notices);
+    // Frames: 3 TCP handshake packets, then the records in order; request 1 is
+    // the 7th record (frame 10), its response the 8th (frame 11).
+    assert_eq!(
+        a.calls[0].locator,
+        Locator::TlsFrames {
+            request: 10,
+            response: Some(11),
+            tcp_stream: 0
+        }
+    );
+
+    // Response 1's record is missing: the hole is named, call 1 is not a success,
+    // nothing after the hole is read from the server.
+    let (bytes, keylog) = tls_capture(Some(3));
+    let a = analyse_bytes(&bytes, &keylog);
+    let hole: Vec<&str> = a
+        .problems
+        .iter()
+        .map(|p| p.message.as_str())
+        .filter(|m| m.contains("TLS on TCP stream 0") && m.contains("past the hole"))
+        .collect();
+    assert_eq!(hole.len(), 1, "{:?}", a.problems);
+    assert!(a
+        .calls
+        .iter()
+        .all(|c| c.verdict.outcome.as_str() != "TOOL_SUCCESS"));
+}
+
+#[test]
+fn a_capture_that_starts_after_the_tls_handshake_says_so() {
+    let mut cap = Capture::new();
+    let mut conn = cap.conn(Link::Ethernet, 40210, (1, 2));
+    conn.server.1 = 443;
+    let mut record = vec![23u8, 3, 3, 0, 40];
+    record.extend_from_slice(&[0x5a; 40]);
+    cap.send(&mut conn, Side::Client, &record);
+    cap.send(&mut conn, Side::Server, &record);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let a = analyse_bytes(&bytes, "");
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    let said: Vec<&str> = a
+        .notices
+        .iter()
+        .map(|n| n.message.as_str())
+        .filter(|m| {
+            m.contains("TLS on TCP stream 0") && m.contains("starts after the TLS handshake")
+        })
+        .collect();
+    assert_eq!(said.len(), 1, "{:?}", a.notices);
 }
