@@ -32,6 +32,9 @@ const BUFFER: usize = 256 << 10;
 const BUFFER_MAX: usize = 16 << 20;
 /// Most connections tracked at once; the least recently seen is closed past this.
 const MAX_CONNS: usize = 65_536;
+/// Most TLS handshakes whose embedded secrets are kept (about 30 MB); a block
+/// is at most 16 MiB, so one past this adds a bounded amount.
+const MAX_EMBEDDED_HANDSHAKES: usize = 100_000;
 /// Problems of one kind reported one by one before only counting them.
 const PER_KIND: u64 = 20;
 
@@ -590,6 +593,14 @@ impl State {
                     "a Decryption Secrets Block of type {:#010x} (not a TLS key log) is not read",
                     dsb.secrets_type.0
                 ),
+            );
+            return;
+        }
+        if self.embedded.len() >= MAX_EMBEDDED_HANDSHAKES {
+            self.frame_problem(
+                "dsb-cap",
+                Kind::Cap,
+                format!("cap: the capture embeds secrets for more than {MAX_EMBEDDED_HANDSHAKES} TLS handshakes; this Decryption Secrets Block is not read (a fixed limit)"),
             );
             return;
         }
