@@ -154,11 +154,13 @@ impl Note {
                     version.as_str()
                 ),
             ),
+            // A notice, as for a connection without secrets: the capture is fine, the
+            // key log does not fit it.
             Note::DecryptFailed { dir, record } => (
-                Level::Problem,
-                Kind::Malformed,
+                Level::Notice,
+                Kind::Skipped,
                 format!(
-                    "{} record {record} does not decrypt with the key log's secrets (wrong or stale key log?); the rest of that direction is not read",
+                    "{} record {record} does not decrypt with the key log's secrets (wrong or stale key log?); the rest of that direction is skipped",
                     side(*dir)
                 ),
             ),
