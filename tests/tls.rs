@@ -229,29 +229,43 @@ fn without_a_key_log_every_tls_connection_is_named_in_a_notice() {
 }
 
 #[test]
-fn http2_inside_tls_is_decrypted_and_named_in_a_notice() {
+fn http2_inside_tls_is_decrypted_and_read() {
     // curl --http2 against a Node http2 server (lab/tools/run_tls_h2.py): tshark
-    // decrypts HTTP/2 headers with the key log and sees no HTTP/2 without it.
+    // decrypts HTTP/2 headers with the key log and sees no HTTP/2 without it. The
+    // decrypted bytes go to the HTTP/2 reader like h2c ones: one call, located in
+    // the TLS connection, its response at the frame of tshark's response headers.
     let dir = root().join("lab/tls/h2_curl");
     let expected = json(&dir.join("expected.json"));
     assert_eq!(expected["tls"]["alpn"], "h2");
-    assert!(!expected["tshark"]["http2_header_frames"]
+    let headers: Vec<u64> = expected["tshark"]["http2_header_frames"]
         .as_array()
         .expect("frames")
-        .is_empty());
-    let a = analyse(&dir.join("capture.pcap"), Some(&dir.join("keys.txt")));
-    assert!(a.calls.is_empty());
-    assert!(a.problems.is_empty(), "{:?}", a.problems);
-    let h2: Vec<&str> = a
-        .notices
         .iter()
-        .map(|n| n.message.as_str())
-        .filter(|m| m.contains("HTTP/2 inside TLS (TCP stream 0): decrypted (TLS 1.3, ALPN h2)"))
+        .filter_map(Value::as_u64)
         .collect();
-    assert_eq!(h2.len(), 1, "{:?}", a.notices);
+    let a = analyse(&dir.join("capture.pcap"), Some(&dir.join("keys.txt")));
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert!(a.notices.is_empty(), "{:?}", a.notices);
+    let got: Vec<(String, &str)> = a
+        .calls
+        .iter()
+        .map(|c| (c.id.to_string(), c.verdict.outcome.as_str()))
+        .collect();
+    assert_eq!(got, [("7".to_owned(), "TOOL_SUCCESS")]);
+    match a.calls[0].locator {
+        Locator::TlsFrames {
+            request,
+            response: Some(response),
+            tcp_stream: 0,
+        } => {
+            assert!(request >= headers[0], "{request} {headers:?}");
+            assert_eq!(Some(&response), headers.last());
+        }
+        ref other => panic!("{other:?}"),
+    }
     // Without the key log, the same connection is named as encrypted instead.
     let a = analyse(&dir.join("capture.pcap"), None);
-    assert!(a.notices.iter().all(|n| !n.message.contains("HTTP/2")));
+    assert!(a.calls.is_empty());
     assert!(a
         .notices
         .iter()

@@ -1,4 +1,4 @@
-"""HTTP/2 inside TLS, for the notice mcpsift gives until it reads HTTP/2: curl (SSLKEYLOGFILE) posts one
+"""HTTP/2 inside TLS: curl (SSLKEYLOGFILE) posts one
 MCP tools/call over HTTPS with ALPN h2 to a Node http2 server on 127.0.0.1:18446 that answers with a
 JSON-RPC result; tcpdump records loopback. Writes lab/tls/h2_curl/{capture.pcap,keys.txt,expected.json};
 expected.json records what tshark decrypts (HTTP/2 with the key log, nothing without).
@@ -69,7 +69,7 @@ def main():
     expected = {
         "scenario": name,
         "description": "curl --http2 (SSLKEYLOGFILE) posts one tools/call to a Node http2 server over TLS 1.3 "
-                       "with ALPN h2: decrypted, but HTTP/2 is not read, which mcpsift must say.",
+                       "with ALPN h2: decrypted, the HTTP/2 inside must read as one TOOL_SUCCESS call (id 7).",
         "tls": {"alpn": alpn[0] if alpn else None},
         "tshark": {"http2_header_frames": [int(x) for x in h2], "http2_frames_without_keylog": len(without)},
     }

@@ -348,7 +348,10 @@ impl Correlator {
             return;
         }
         let ended_before = c.timeline.as_ref().and_then(|t| {
-            let server_end = matches!(t.end, End::Closed | End::Reset);
+            let server_end = matches!(
+                t.end,
+                End::Closed | End::Reset | End::StreamReset | End::GoAway
+            );
             (server_end && t.end_ts.is_some() && sent.is_some() && t.end_ts < sent).then_some(t.end)
         });
         if let Some(end) = ended_before {
@@ -387,8 +390,8 @@ impl Correlator {
             .scopes
             .get(scope)
             .and_then(|s| s.protocol_version.clone());
-        let seen = self.requests.entry(scope.clone()).or_default();
-        if let Some(prev) = seen.get(&id) {
+        let mut reuse = None;
+        if let Some(prev) = self.requests.get(scope).and_then(|s| s.get(&id)) {
             let same_call = &*prev.method == method && prev.key == key;
             let mrtr =
                 params.get("inputResponses").is_some() || params.get("requestState").is_some();
@@ -404,9 +407,10 @@ impl Correlator {
                 mrtr,
                 locator: locator.clone(),
             };
-            self.observations.push(obs);
+            reuse = Some(obs);
         }
-        seen.insert(
+        self.requests.insert(
+            scope,
             id,
             SeenRequest {
                 method: method.into(),
@@ -414,6 +418,9 @@ impl Correlator {
                 answered: false,
             },
         );
+        if let Some(obs) = reuse {
+            self.observe(obs);
+        }
     }
 
     fn get_stream(&mut self, locator: &Locator, x: HttpExchange, items: Vec<Item>, scope: &Scope) {
@@ -471,7 +478,7 @@ impl Correlator {
             } else {
                 Stray::PlainGet
             };
-            self.observations.push(Observation::StrayResponse {
+            self.observe(Observation::StrayResponse {
                 scope: scope.clone(),
                 id: id.clone(),
                 request: None,
@@ -517,6 +524,7 @@ impl Correlator {
         let call = &mut self.out.calls[open.call];
         if verdict.evidence.terminal_leg.is_some_and(|l| l > 0) {
             call.retry_origin = RetryOrigin::Resumption;
+            call.resumed = true;
         }
         if let Some(t) = call.timeline.as_mut() {
             t.resumptions.push(leg);
@@ -575,7 +583,7 @@ impl Correlator {
                 waited_ms: waited,
                 asked_ms: asked,
             };
-            self.observations.push(obs);
+            self.observe(obs);
         }
     }
 
@@ -689,7 +697,7 @@ impl Correlator {
                     .get(&s.scope)
                     .is_some_and(|m| m.contains_key(&id));
                 if !known {
-                    self.observations.push(Observation::StrayResponse {
+                    self.observe(Observation::StrayResponse {
                         scope: s.scope.clone(),
                         id,
                         request: None,

@@ -113,11 +113,11 @@ impl Correlator {
                                 decoded: Decoded::Message(Box::new(msg)),
                                 ..item.clone()
                             };
-                            self.stdio_answered.insert(id, locator.clone());
+                            self.stdio_answered.insert(id);
                             self.finish_stdio(p, Some(resp_item), End::Complete);
                         }
                         None => {
-                            let answered = self.stdio_answered.contains_key(&id);
+                            let answered = self.stdio_answered.contains(&id);
                             let held = if answered {
                                 None
                             } else {
@@ -129,7 +129,7 @@ impl Correlator {
                             };
                             match held {
                                 Some(p) => p.attributed = Some((held_item, None)),
-                                None => self.observations.push(Observation::StrayResponse {
+                                None => self.observe(Observation::StrayResponse {
                                     scope: scope.clone(),
                                     id,
                                     request: None,
@@ -206,7 +206,7 @@ impl Correlator {
         if let Some(problem) = problem {
             self.out.problems.push(problem);
         } else if let Some(m) = item.message() {
-            self.observations.push(Observation::StrayResponse {
+            self.observe(Observation::StrayResponse {
                 scope: scope.clone(),
                 id: m.id.clone().unwrap_or_else(|| Id::from_raw("null")),
                 request: None,

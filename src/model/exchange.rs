@@ -3,12 +3,12 @@
 //! the later stages read; it holds bytes and events, never JSON-RPC meaning.
 
 use super::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
 
 /// Where in its input a record came from, so a person can find it again.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Locator {
     /// A 1-based line of a text input (JSONL).
@@ -92,7 +92,7 @@ pub fn media_type_of(content_type: &str) -> String {
 }
 
 /// How a response (or the connection carrying it) ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum End {
     /// The body was delimited and arrived whole.
@@ -109,6 +109,13 @@ pub enum End {
     CaptureEnded,
     /// The recorder cut the body (HAR size > text, packet snap length, caps).
     Truncated,
+    /// The server reset this HTTP/2 stream (RST_STREAM); the connection went on. A
+    /// client's RST_STREAM is its cancellation and ends as `ClientClosed`.
+    StreamReset,
+    /// The server's HTTP/2 GOAWAY ended this stream: its id was above the GOAWAY's
+    /// last stream id (never processed), or the GOAWAY carried an error and the
+    /// connection closed with the stream open.
+    GoAway,
 }
 
 impl End {
@@ -120,6 +127,8 @@ impl End {
             End::Reset => "reset",
             End::CaptureEnded => "capture_ended",
             End::Truncated => "truncated",
+            End::StreamReset => "stream_reset",
+            End::GoAway => "goaway",
         }
     }
 
@@ -132,6 +141,8 @@ impl End {
                 "reset" | "rst" => End::Reset,
                 "capture_ended" | "capture_end" => End::CaptureEnded,
                 "truncated" => End::Truncated,
+                "stream_reset" | "rst_stream" => End::StreamReset,
+                "goaway" | "go_away" => End::GoAway,
                 _ => return None,
             },
         )
@@ -227,6 +238,8 @@ pub struct TcpTrail {
     /// The frame that ended the response: its last segment, or the FIN or RST (or
     /// the capture's last frame) that cut it.
     pub end_frame: u64,
+    /// The HTTP/2 stream id, for an exchange that came over HTTP/2.
+    pub h2_stream: Option<u32>,
     /// Set when the exchange was read from a decrypted TLS connection.
     pub tls: Option<TlsTrail>,
 }

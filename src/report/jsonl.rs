@@ -5,12 +5,14 @@
 use crate::batch::{InputReport, Report};
 use crate::correlate::{Call, Finding};
 use crate::model::{FindingKind, Outcome};
+use crate::report::redact::Redactor;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::io::{self, Write};
 use std::sync::Arc;
 
-fn input_record(ir: &InputReport) -> Value {
+/// The `input` record of one input.
+pub fn input_record(ir: &InputReport) -> Value {
     let mut o = Map::new();
     o.insert("type".into(), json!("input"));
     o.insert("path".into(), json!(ir.path));
@@ -20,7 +22,7 @@ fn input_record(ir: &InputReport) -> Value {
         o.insert("error".into(), json!(e));
     }
     o.insert("exchanges".into(), json!(ir.analysis.exchanges));
-    o.insert("calls".into(), json!(ir.analysis.calls.len()));
+    o.insert("calls".into(), json!(ir.analysis.call_count()));
     for (key, list) in [
         ("problems", &ir.analysis.problems),
         ("notices", &ir.analysis.notices),
@@ -104,8 +106,11 @@ struct EventRecord<'a> {
 }
 
 /// A Wireshark display filter for the HTTP of one TCP conversation.
-pub(crate) fn wireshark_filter(stream: u64) -> String {
-    format!("tcp.stream == {stream} && http")
+pub(crate) fn wireshark_filter(t: crate::model::TcpTrail) -> String {
+    match t.h2_stream {
+        Some(h2) => format!("tcp.stream == {} && http2.streamid == {h2}", t.stream),
+        None => format!("tcp.stream == {} && http", t.stream),
+    }
 }
 
 /// The wire story of an HTTP call (`call.timeline`).
@@ -127,6 +132,9 @@ struct TimelineRecord<'a> {
     tcp_stream: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     end_frame: Option<u64>,
+    /// The HTTP/2 stream id, for an exchange read from HTTP/2.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    h2_stream: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     wireshark_filter: Option<String>,
     /// Captures of a decrypted TLS connection: its version, cipher suite and ALPN.
@@ -141,22 +149,14 @@ struct TlsRecord {
     alpn: Option<&'static str>,
 }
 
-fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> {
+fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
     let ev = &c.verdict.evidence;
     let ts = |t: Option<crate::model::Timestamp>| t.map(|t| t.to_string());
-    // Calls are kept sorted by `seq` (filters only remove), so a binary search finds it.
-    let previous_attempt = c
-        .previous
-        .and_then(|seq| {
-            all.binary_search_by_key(&seq, |p| p.seq)
-                .ok()
-                .and_then(|i| all.get(i))
-        })
-        .map(|p| PreviousAttempt {
-            id: p.id.to_value(),
-            location: &p.locator,
-            outcome: p.verdict.outcome,
-        });
+    let previous_attempt = c.previous.as_deref().map(|p| PreviousAttempt {
+        id: p.id.to_value(),
+        location: &p.locator,
+        outcome: p.outcome,
+    });
     CallRecord {
         ty: "call",
         input,
@@ -208,7 +208,8 @@ fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> 
             end_ts: ts(t.end_ts),
             tcp_stream: t.tcp.map(|w| w.stream),
             end_frame: t.tcp.map(|w| w.end_frame),
-            wireshark_filter: t.tcp.map(|w| wireshark_filter(w.stream)),
+            h2_stream: t.tcp.and_then(|w| w.h2_stream),
+            wireshark_filter: t.tcp.map(wireshark_filter),
             tls: t.tcp.and_then(|w| w.tls).map(|s| TlsRecord {
                 version: s.version.as_str(),
                 cipher_suite: s.cipher_suite,
@@ -221,11 +222,12 @@ fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> 
 
 /// One `call` record as a JSON value; `all` gives the input's calls, to name a
 /// previous attempt.
-pub fn call_record(input: &str, c: &Call, all: &[Call]) -> Value {
-    serde_json::to_value(call_rec(input, c, all)).unwrap_or(Value::Null)
+pub fn call_record(input: &str, c: &Call) -> Value {
+    serde_json::to_value(call_rec(input, c)).unwrap_or(Value::Null)
 }
 
-fn finding_record(input: &str, f: &Finding) -> Value {
+/// The `finding` record of one finding of `input`.
+pub fn finding_record(input: &str, f: &Finding) -> Value {
     json!({
         "type": "finding",
         "kind": f.kind,
@@ -241,12 +243,11 @@ fn finding_record(input: &str, f: &Finding) -> Value {
 fn summary_record(report: &Report) -> Value {
     let mut outcomes = Map::new();
     for o in Outcome::ALL {
-        let n = report
+        let n: u64 = report
             .inputs
             .iter()
-            .flat_map(|i| &i.analysis.calls)
-            .filter(|c| c.verdict.outcome == *o)
-            .count();
+            .map(|i| i.analysis.outcome_count(*o))
+            .sum();
         outcomes.insert(o.as_str().into(), json!(n));
     }
     let mut findings = Map::new();
@@ -265,7 +266,7 @@ fn summary_record(report: &Report) -> Value {
         "inputs_with_errors": report.inputs.iter().filter(|i| i.has_errors()).count(),
         "skipped": report.skipped.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect::<Vec<_>>(),
         "exchanges": report.inputs.iter().map(|i| i.analysis.exchanges).sum::<u64>(),
-        "calls": report.inputs.iter().map(|i| i.analysis.calls.len()).sum::<usize>(),
+        "calls": report.inputs.iter().map(|i| i.analysis.call_count()).sum::<u64>(),
         "outcomes": outcomes,
         "findings": findings,
         // The same call made again later: counted so a long session's re-reads show,
@@ -292,7 +293,7 @@ pub fn for_each_record(
     for ir in &report.inputs {
         f(input_record(ir))?;
         for c in &ir.analysis.calls {
-            f(call_record(&ir.path, c, &ir.analysis.calls))?;
+            f(call_record(&ir.path, c))?;
         }
         for fi in &ir.analysis.findings {
             f(finding_record(&ir.path, fi))?;
@@ -315,9 +316,17 @@ pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     for ir in &report.inputs {
         serde_json::to_writer(&mut *w, &input_record(ir))?;
         w.write_all(b"\n")?;
+        if let Some(spool) = ir
+            .analysis
+            .streamed
+            .as_ref()
+            .and_then(|s| s.product.downcast_ref::<Spool>())
+        {
+            spool.copy_to(w)?;
+        }
         for c in &ir.analysis.calls {
             // Straight to the writer: the bulk of any large report.
-            serde_json::to_writer(&mut *w, &call_rec(&ir.path, c, &ir.analysis.calls))?;
+            serde_json::to_writer(&mut *w, &call_rec(&ir.path, c))?;
             w.write_all(b"\n")?;
         }
         for f in &ir.analysis.findings {
@@ -344,4 +353,77 @@ pub fn write_json(report: &Report, w: &mut dyn Write) -> io::Result<()> {
         Ok(())
     })?;
     w.write_all(b"\n  ]\n}\n")
+}
+
+/// Call records of one input written as its calls are judged (`--format jsonl`
+/// without filters or a baseline), kept in memory up to `SPOOL_MEMORY` and in an
+/// unlinked temporary file past it, until the input's turn to be printed: output
+/// stays in input order while memory stays flat.
+pub struct Spool {
+    input: String,
+    redactor: Redactor,
+    memory: Vec<u8>,
+    file: Option<std::fs::File>,
+    /// The first error writing the file, reported when the spool is read.
+    error: Option<io::Error>,
+}
+
+/// Bytes of call records a spool keeps in memory before it moves to a file.
+pub const SPOOL_MEMORY: usize = 4 << 20;
+
+impl Spool {
+    pub fn new(input: &str, redactor: Redactor) -> Spool {
+        Spool {
+            input: redactor.text(input).into_owned(),
+            redactor,
+            memory: Vec::new(),
+            file: None,
+            error: None,
+        }
+    }
+
+    fn spill(&mut self) -> io::Result<()> {
+        let file = match &mut self.file {
+            Some(f) => f,
+            None => self.file.insert(tempfile::tempfile()?),
+        };
+        file.write_all(&self.memory)?;
+        self.memory.clear();
+        Ok(())
+    }
+
+    /// Writes every record spooled, in order.
+    pub fn copy_to(&self, w: &mut dyn Write) -> io::Result<()> {
+        if let Some(e) = &self.error {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("spooling the calls of {}: {e}", self.input),
+            ));
+        }
+        if let Some(f) = &self.file {
+            use std::io::{Seek, SeekFrom};
+            let mut f = f;
+            f.seek(SeekFrom::Start(0))?;
+            io::copy(&mut f, w)?;
+        }
+        w.write_all(&self.memory)
+    }
+}
+
+impl crate::correlate::CallSink for Spool {
+    fn call(&mut self, mut call: Call) {
+        self.redactor.call(&mut call);
+        // Writing to a Vec cannot fail; a record that cannot serialize is a bug.
+        let _ = serde_json::to_writer(&mut self.memory, &call_rec(&self.input, &call));
+        self.memory.push(b'\n');
+        if self.memory.len() >= SPOOL_MEMORY && self.error.is_none() {
+            if let Err(e) = self.spill() {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
 }

@@ -2,10 +2,13 @@
 //! table of live TCP connections, and protocol detection per connection. Each frame
 //! goes link (`link`) → IP/TCP (`etherparse`) → reassembly (`tcp`) → decryption
 //! when the connection carries TLS (`tls`) → one dispatch per connection → HTTP/1.1
-//! (`http1`); exchanges go to the sink as soon as they complete, so memory is bounded
-//! by the connections still open, never by the file. See `docs/pcap.md`, `docs/tls.md`.
+//! (`http1`) or HTTP/2 (`http2`: prior knowledge, `Upgrade: h2c`, ALPN `h2` inside
+//! TLS, or a connection the capture joined); exchanges go to the sink as soon as they
+//! complete, so memory is bounded by the connections still open, never by the file.
+//! See `docs/pcap.md`, `docs/tls.md`.
 
 mod http1;
+mod http2;
 mod link;
 mod tcp;
 pub mod tls;
@@ -15,6 +18,7 @@ use crate::config::Limits;
 use crate::model::{Exchange, Locator, Payload, TcpTrail, Timestamp, TlsTrail};
 use foldhash::{HashMap, HashMapExt};
 use http1::{Caps, Ctx, Http1, Start};
+use http2::{Dir, Http2, Opening};
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
@@ -198,6 +202,7 @@ struct Conn {
     /// Index of the client's direction, once known.
     client: Option<usize>,
     http: Option<Http1>,
+    h2: Option<Http2>,
     /// The TLS layer, when the connection carries TLS: what `feed` reads goes
     /// through it, and the plaintext it gives goes to `dispatch`.
     tls: Option<Box<tls::Flow>>,
@@ -205,6 +210,8 @@ struct Conn {
     bytes: [u64; 2],
     skipped: [u64; 2],
     first_frame: u64,
+    /// The frame being read (gaps carry none of their own).
+    last_frame: u64,
     last_ts: Timestamp,
     reported: bool,
     /// Wireshark's `tcp.stream` for this connection.
@@ -488,11 +495,13 @@ impl State {
                     start: [None, None],
                     client: opening.then_some(0),
                     http: None,
+                    h2: None,
                     tls: None,
                     fin_done: [false, false],
                     bytes: [0, 0],
                     skipped: [0, 0],
                     first_frame: seg.frame,
+                    last_frame: seg.frame,
                     last_ts: seg.ts,
                     reported: false,
                     stream: self.next_stream,
@@ -508,6 +517,7 @@ impl State {
         self.by_recency.remove(&c.tick);
         let d = usize::from(c.ends[0] != from);
         c.last_ts = c.last_ts.max(seg.ts);
+        c.last_frame = seg.frame;
         let mut chunks = Vec::new();
         if let Some(h) = c.half.get_mut(d) {
             h.push(seg, &mut chunks);
@@ -537,6 +547,9 @@ impl State {
             if let Some(h) = c.http.as_mut() {
                 h.reset(by_client, seg.ts, &mut cx);
             }
+            if let Some(h) = c.h2.as_mut() {
+                h.reset(by_client, seg.ts, &mut cx);
+            }
             self.opaque_tls += tx.opaque;
             self.trail(before, c.stream, c.tls_trail());
             self.close(c, End2::Reset);
@@ -562,12 +575,19 @@ impl State {
         let (end_frame, now) = (self.frame, self.last_ts);
         for x in self.out.iter_mut().skip(before) {
             if let Payload::Http(h) = &mut x.payload {
-                if h.tcp.is_none() && h.response.is_none() {
+                // HTTP/2 leaves a trail with only its stream id (end_frame 0: frames
+                // count from 1); the rest is the connection's to say.
+                if h.tcp.is_some_and(|t| t.end_frame != 0) {
+                    continue;
+                }
+                if h.response.is_none() {
                     h.end_ts = Some(now);
                 }
-                h.tcp.get_or_insert(TcpTrail {
+                let h2_stream = h.tcp.and_then(|t| t.h2_stream);
+                h.tcp = Some(TcpTrail {
                     stream,
                     end_frame,
+                    h2_stream,
                     tls,
                 });
             }
@@ -663,6 +683,9 @@ impl State {
             }
             c.check_fins(ts, &mut cx);
             if let Some(h) = c.http.as_mut() {
+                h.capture_ended(ts, &mut cx);
+            }
+            if let Some(h) = c.h2.as_mut() {
                 h.capture_ended(ts, &mut cx);
             }
         } else {
@@ -775,6 +798,12 @@ impl Conn {
                     }
                     if self.proto == Proto::Http {
                         self.gap(d, len, cx);
+                    } else if self.proto == Proto::Http2 {
+                        let (ts, frame) = (self.last_ts, self.last_frame);
+                        let dir = self.dir(d);
+                        if let (Some(h), Some(dir)) = (self.h2.as_mut(), dir) {
+                            h.gap(dir, len, ts, frame, cx);
+                        }
                     } else if let Some(p) = self.probe.get_mut(d) {
                         // Undecided bytes before a hole cannot be joined to after it.
                         p.clear();
@@ -814,7 +843,11 @@ impl Conn {
         cx: &mut Ctx,
     ) {
         if self.proto == Proto::Http {
-            self.http_bytes(d, bytes, ts, frame, cx);
+            self.http_bytes(d, bytes, ts, frame, caps, cx);
+            return;
+        }
+        if self.proto == Proto::Http2 {
+            self.h2_bytes(d, bytes, ts, frame, cx);
             return;
         }
         if self.start.get(d).copied().flatten().is_some() {
@@ -850,15 +883,51 @@ impl Conn {
                 let client = if v == Start::Request { d } else { 1 - d };
                 self.begin_http(client, caps, cx);
                 let held = std::mem::take(&mut self.probe[d]);
-                self.http_bytes(d, &held, ts, frame, cx);
+                self.http_bytes(d, &held, ts, frame, caps, cx);
             }
             Start::Tls => {
                 self.proto = Proto::Tls;
                 self.client.get_or_insert(d);
             }
             Start::Http2Preface => {
-                self.proto = Proto::Http2;
-                self.client.get_or_insert(d);
+                self.client = Some(d);
+                self.begin_h2(Opening::Preface, frame, caps, cx);
+                let held = std::mem::take(&mut self.probe[d]);
+                self.h2_bytes(d, &held, ts, frame, cx);
+            }
+            Start::Other
+                if matches!(self.proto, Proto::Undecided | Proto::Other)
+                    && http2::plausible(&self.probe[d]) =>
+            {
+                // Whole HTTP/2 frames. From the server of a connection whose
+                // SYN was seen and whose client said nothing yet: a server
+                // that sent its SETTINGS first, the preface is still to come.
+                // Otherwise the capture joined the connection; without a SYN
+                // the ephemeral (higher) port is taken for the client's.
+                // "Said nothing" at the application layer: inside TLS the client's
+                // handshake bytes do not count.
+                let said_nothing = |c: usize| {
+                    self.start.get(c).copied().flatten().is_none()
+                        && self.probe.get(c).is_some_and(Vec::is_empty)
+                };
+                let fresh = self.client.is_some_and(|c| c != d && said_nothing(c));
+                if self.client.is_none() {
+                    let other = 1 - d;
+                    let client = if self.ends[d].1 > self.ends[other].1 {
+                        d
+                    } else {
+                        other
+                    };
+                    self.client = Some(client);
+                }
+                let opening = if fresh {
+                    Opening::Preface
+                } else {
+                    Opening::Joined
+                };
+                self.begin_h2(opening, frame, caps, cx);
+                let held = std::mem::take(&mut self.probe[d]);
+                self.h2_bytes(d, &held, ts, frame, cx);
             }
             Start::Other => {
                 if self.proto == Proto::Undecided {
@@ -988,12 +1057,76 @@ impl Conn {
         self.http = Some(h);
     }
 
-    fn http_bytes(&mut self, d: usize, bytes: &[u8], ts: Timestamp, frame: u64, cx: &mut Ctx) {
+    fn http_bytes(
+        &mut self,
+        d: usize,
+        bytes: &[u8],
+        ts: Timestamp,
+        frame: u64,
+        caps: Caps,
+        cx: &mut Ctx,
+    ) {
         let Some(h) = self.http.as_mut() else { return };
         if Some(d) == self.client {
             h.client_bytes(bytes, ts, frame, cx);
         } else {
             h.server_bytes(bytes, ts, frame, cx);
+        }
+        if let Some(up) = h.take_h2c() {
+            // 101 to `Upgrade: h2c`: the rest of the connection is HTTP/2.
+            self.http = None;
+            self.begin_h2(
+                Opening::Upgrade {
+                    request: up.request,
+                    frame: up.req_frame,
+                },
+                frame,
+                caps,
+                cx,
+            );
+            self.h2_bytes(d, &up.rest, ts, frame, cx);
+        }
+    }
+
+    /// Which side `d` is, for HTTP/2 (the client is known once HTTP/2 begins).
+    fn dir(&self, d: usize) -> Option<Dir> {
+        let client = self.client?;
+        Some(if d == client {
+            Dir::Client
+        } else {
+            Dir::Server
+        })
+    }
+
+    fn begin_h2(&mut self, opening: Opening, frame: u64, caps: Caps, cx: &mut Ctx) {
+        self.proto = Proto::Http2;
+        let server = self.endpoint(1 - self.client.unwrap_or(0));
+        self.h2 = Some(Http2::new(caps, server, opening, frame, cx));
+        // Bytes the other side sent while the connection was undecided were passed
+        // over; like HTTP/1.1, that is a capture joined mid-connection on that side.
+        for d in 0..2 {
+            if self.start.get(d).copied().flatten() == Some(Start::Other) && self.skipped[d] > 0 {
+                cx.diags.push(Problem::notice(
+                    Kind::Skipped,
+                    Locator::Frames {
+                        request: self.first_frame,
+                        response: None,
+                    },
+                    format!(
+                        "TCP {} → {}: {} bytes before the HTTP/2 frames were found are skipped",
+                        self.endpoint(d),
+                        self.endpoint(1 - d),
+                        self.skipped[d]
+                    ),
+                ));
+            }
+        }
+    }
+
+    fn h2_bytes(&mut self, d: usize, bytes: &[u8], ts: Timestamp, frame: u64, cx: &mut Ctx) {
+        let Some(dir) = self.dir(d) else { return };
+        if let Some(h) = self.h2.as_mut() {
+            h.bytes(dir, bytes, ts, frame, cx);
         }
     }
 
@@ -1017,6 +1150,13 @@ impl Conn {
                 *f = true;
             }
             if let Some(h) = self.http.as_mut() {
+                if Some(d) == self.client {
+                    h.client_fin();
+                } else {
+                    h.server_fin(ts, cx);
+                }
+            }
+            if let Some(h) = self.h2.as_mut() {
                 if Some(d) == self.client {
                     h.client_fin();
                 } else {
@@ -1077,7 +1217,7 @@ impl Conn {
         }
         let keying = self.tls.as_ref().map(|t| t.keying());
         // An opaque TLS connection's notice was given when its handshake showed it.
-        if self.proto == Proto::Http || keying == Some(tls::Keying::Opaque) {
+        if self.proto == Proto::Http || self.h2.is_some() || keying == Some(tls::Keying::Opaque) {
             return;
         }
         // A decrypted TLS connection that carried no application data (a client's
@@ -1106,19 +1246,10 @@ impl Conn {
                 "TLS (TCP stream {}): the handshake is not complete in the capture (no ServerHello), so nothing was decrypted",
                 self.stream
             )
-        } else if let Some(t) = self.tls.as_ref().filter(|_| self.proto == Proto::Http2) {
-            format!(
-                "HTTP/2 inside TLS (TCP stream {}): decrypted ({}, ALPN {}), but mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges",
-                self.stream,
-                t.version().map_or("TLS", tls::Version::as_str),
-                t.alpn().map_or("none", tls::Alpn::as_str)
-            )
         } else if self.tls.is_none()
             && (self.start.contains(&Some(Start::Tls)) || self.proto == Proto::Tls)
         {
             "TLS: encrypted, so no HTTP can be read. Capture with SSLKEYLOGFILE set and decrypt (`editcap --inject-secrets tls,keys.txt`), capture before TLS, or record a HAR instead".to_owned()
-        } else if self.start.contains(&Some(Start::Http2Preface)) || self.proto == Proto::Http2 {
-            "HTTP/2 with prior knowledge (h2c preface `PRI *`): mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges".to_owned()
         } else {
             let mut first = String::new();
             for probe in &self.probe {
