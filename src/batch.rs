@@ -652,7 +652,7 @@ struct Pipelined {
 }
 
 enum Piped {
-    Exchange(crate::model::Exchange),
+    Exchange(Box<crate::model::Exchange>),
     Problem(ingest::Problem),
     Notice(ingest::Problem),
 }
@@ -670,7 +670,7 @@ impl Pipelined {
             for batch in rx {
                 for p in batch {
                     match p {
-                        Piped::Exchange(x) => correlator.exchange(x),
+                        Piped::Exchange(x) => correlator.exchange(*x),
                         Piped::Problem(p) => correlator.problem(p),
                         Piped::Notice(p) => correlator.notice(p),
                     }
@@ -718,7 +718,7 @@ impl Pipelined {
 
 impl ingest::Sink for Pipelined {
     fn exchange(&mut self, x: crate::model::Exchange) {
-        self.push(Piped::Exchange(x));
+        self.push(Piped::Exchange(Box::new(x)));
     }
     fn problem(&mut self, p: ingest::Problem) {
         self.push(Piped::Problem(p));
@@ -754,11 +754,13 @@ fn analyse_opened(
 ) -> Result<(Format, Analysis), IngestError> {
     if config.pipeline {
         let mut sink = Pipelined::new(correlator(path, config));
-        let format = ingest::read_stream(reader, &config.limits, &mut sink)?;
+        let format =
+            ingest::read_stream_with_keys(reader, &config.limits, &config.tls_keys, &mut sink)?;
         return Ok((format, sink.finish()));
     }
     let mut sink = correlator(path, config);
-    let format = ingest::read_stream(reader, &config.limits, &mut sink)?;
+    let format =
+        ingest::read_stream_with_keys(reader, &config.limits, &config.tls_keys, &mut sink)?;
     Ok((format, sink.finish()))
 }
 
@@ -768,6 +770,6 @@ pub fn analyse_reader(
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
     let mut sink = correlator("", config);
-    let format = ingest::ingest(reader, &config.limits, &mut sink)?;
+    let format = ingest::ingest_with_keys(reader, &config.limits, &config.tls_keys, &mut sink)?;
     Ok((format, sink.finish()))
 }

@@ -1,6 +1,9 @@
 //! Validated settings the library takes. The CLI turns its flags into a `Config`;
 //! the library never sees clap.
 
+use crate::ingest::tls::KeyLog;
+use std::sync::Arc;
+
 /// Caps that keep memory bounded on hostile input.
 #[derive(Debug, Clone)]
 pub struct Limits {
@@ -66,6 +69,9 @@ pub struct Config {
     pub windows: RetryWindows,
     /// Worker threads; 0 lets rayon decide.
     pub threads: usize,
+    /// TLS secrets for captures (`--tls-keylog`), shared by every input. Captures
+    /// may embed more (pcapng Decryption Secrets Blocks).
+    pub tls_keys: Arc<KeyLog>,
     /// Stream each input's judged calls to a sink made for it (by input path)
     /// instead of keeping them: memory then does not grow with the calls.
     pub call_sinks: Option<SinkFactory>,

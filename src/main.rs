@@ -5,6 +5,7 @@ use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use mcpsift::batch::{self, Input};
 use mcpsift::config::{Config, Limits, RetryWindows, SinkFactory};
 use mcpsift::explain;
+use mcpsift::ingest::tls::KeyLog;
 use mcpsift::model::{FindingKind, Outcome, Timestamp};
 use mcpsift::report::{
     self, gate, Baseline, Condition, Filter, HumanOptions, OutputFormat, Redactor, RunInfo,
@@ -12,6 +13,7 @@ use mcpsift::report::{
 use std::io::{self, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 /// mimalloc instead of the system allocator: reading interleaves large short-lived
 /// buffers (bodies, HAR entries) with small long-lived call records, and glibc's
@@ -149,6 +151,11 @@ struct AnalyzeArgs {
     /// Table width in columns (default: the terminal's, or unlimited when not a terminal).
     #[arg(long)]
     width: Option<u16>,
+    /// A TLS key log (NSS format: SSLKEYLOGFILE, node --tls-keylog) to decrypt the
+    /// TLS in pcap/pcapng captures with (repeatable). pcapng files may embed their
+    /// own (editcap --inject-secrets tls,FILE).
+    #[arg(long, value_name = "FILE")]
+    tls_keylog: Vec<PathBuf>,
     /// Worker threads (0: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -347,6 +354,38 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         Some(p) => Some(Baseline::load(p)?),
         None => None,
     };
+    // Key logs are read before the analysis too; a bad line is named (file and line,
+    // never its text: it is a secret) and skipped.
+    let mut keylog = KeyLog::default();
+    let mut keylog_problems = false;
+    for path in &args.tls_keylog {
+        let parsed = keylog.load(path)?;
+        for bad in &parsed.bad {
+            writeln!(
+                stderr.lock(),
+                "mcpsift: {}: line {}: {}; line skipped",
+                path.display(),
+                bad.line,
+                bad.error
+            )?;
+        }
+        let unlisted = parsed.bad_total.saturating_sub(parsed.bad.len() as u64);
+        if unlisted > 0 {
+            writeln!(
+                stderr.lock(),
+                "mcpsift: {}: {unlisted} more bad lines were not listed one by one",
+                path.display()
+            )?;
+        }
+        if parsed.used == 0 {
+            writeln!(
+                stderr.lock(),
+                "mcpsift: {}: no TLS secret in this key log (is it an NSS key log, as SSLKEYLOGFILE writes?)",
+                path.display()
+            )?;
+        }
+        keylog_problems |= parsed.bad_total > 0 || parsed.used == 0;
+    }
     let filter = Filter {
         tools: args.tool.clone(),
         outcomes: args.outcome.clone(),
@@ -371,6 +410,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     let config = Config {
         call_sinks,
         pipeline: false,
+        tls_keys: Arc::new(keylog),
         limits: Limits {
             max_record_bytes: args.max_record_bytes,
             max_decompressed_bytes: args.max_decompressed_bytes,
@@ -522,7 +562,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         let what: Vec<String> = matched.iter().map(|m| m.to_string()).collect();
         writeln!(err, "mcpsift: --fail-on matched: {}", what.join("; "))?;
     }
-    Ok(if report.has_errors() {
+    Ok(if report.has_errors() || keylog_problems {
         ExitCode::from(2)
     } else if !matched.is_empty() {
         ExitCode::from(1)

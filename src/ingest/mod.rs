@@ -19,6 +19,7 @@ use crate::model::{Body, Exchange, Headers};
 use crate::sse::Budget;
 pub use compress::Compression;
 use std::io::{self, BufRead, BufReader, Read};
+use std::sync::Arc;
 
 /// What an input turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
@@ -60,6 +61,8 @@ impl Format {
 }
 
 pub use diag::{Diagnostic, Kind, Level, Problem};
+/// TLS key logs and the record-layer decryptor captures are read with.
+pub use pcap::tls;
 
 /// Where ingesters push what they read (ripgrep's `Sink`, for exchanges).
 pub trait Sink {
@@ -313,8 +316,18 @@ pub fn ingest(
     limits: &Limits,
     sink: &mut dyn Sink,
 ) -> Result<Format, IngestError> {
+    ingest_with_keys(reader, limits, &Arc::default(), sink)
+}
+
+/// `ingest`, decrypting captured TLS with the secrets of `keys`.
+pub fn ingest_with_keys(
+    reader: impl Read,
+    limits: &Limits,
+    keys: &Arc<tls::KeyLog>,
+    sink: &mut dyn Sink,
+) -> Result<Format, IngestError> {
     match open(Box::new(reader), limits)? {
-        Opened::Stream(r) => read_stream(r, limits, sink),
+        Opened::Stream(r) => read_stream_with_keys(r, limits, keys, sink),
         Opened::Tar(_) => Err(IngestError::Unrecognised(
             "a tar archive; name it as an input of `mcpsift analyze`, which reads every member"
                 .to_owned(),
@@ -339,12 +352,23 @@ pub fn read_stream(
     limits: &Limits,
     sink: &mut dyn Sink,
 ) -> Result<Format, IngestError> {
-    read_sniffed(reader, limits, sink).map_err(|e| cap_error(e, limits))
+    read_stream_with_keys(reader, limits, &Arc::default(), sink)
+}
+
+/// `read_stream`, decrypting captured TLS with the secrets of `keys`.
+pub fn read_stream_with_keys(
+    reader: Box<dyn BufRead + '_>,
+    limits: &Limits,
+    keys: &Arc<tls::KeyLog>,
+    sink: &mut dyn Sink,
+) -> Result<Format, IngestError> {
+    read_sniffed(reader, limits, keys, sink).map_err(|e| cap_error(e, limits))
 }
 
 fn read_sniffed(
     mut reader: Box<dyn BufRead + '_>,
     limits: &Limits,
+    keys: &Arc<tls::KeyLog>,
     sink: &mut dyn Sink,
 ) -> Result<Format, IngestError> {
     let head;
@@ -355,11 +379,11 @@ fn read_sniffed(
         Sniffed::Compressed(_) => Err(IngestError::TooDeep(MAX_LAYERS)),
         Sniffed::Unsupported(what) => Err(IngestError::NotSupported(what)),
         Sniffed::Pcap => {
-            pcap::read(reader, false, limits, sink)?;
+            pcap::read(reader, false, limits, keys, sink)?;
             Ok(Format::Pcap)
         }
         Sniffed::Pcapng => {
-            pcap::read(reader, true, limits, sink)?;
+            pcap::read(reader, true, limits, keys, sink)?;
             Ok(Format::Pcapng)
         }
         Sniffed::Har => {

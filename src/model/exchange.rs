@@ -21,6 +21,14 @@ pub enum Locator {
         #[serde(skip_serializing_if = "Option::is_none")]
         response: Option<u64>,
     },
+    /// 1-based frame numbers of an exchange read from a decrypted TLS connection,
+    /// and that connection's Wireshark `tcp.stream`.
+    TlsFrames {
+        request: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        response: Option<u64>,
+        tcp_stream: u64,
+    },
     /// Nothing finer than the input itself is known.
     Input,
 }
@@ -35,6 +43,16 @@ impl fmt::Display for Locator {
                 response: Some(r),
             } => write!(f, "frames {request}/{r}"),
             Locator::Frames { request, .. } => write!(f, "frame {request}"),
+            Locator::TlsFrames {
+                request,
+                response: Some(r),
+                tcp_stream,
+            } => write!(f, "frames {request}/{r} (TLS, tcp.stream {tcp_stream})"),
+            Locator::TlsFrames {
+                request,
+                tcp_stream,
+                ..
+            } => write!(f, "frame {request} (TLS, tcp.stream {tcp_stream})"),
             Locator::Input => write!(f, "input"),
         }
     }
@@ -222,6 +240,34 @@ pub struct TcpTrail {
     pub end_frame: u64,
     /// The HTTP/2 stream id, for an exchange that came over HTTP/2.
     pub h2_stream: Option<u32>,
+    /// Set when the exchange was read from a decrypted TLS connection.
+    pub tls: Option<TlsTrail>,
+}
+
+/// The TLS connection a captured exchange was decrypted from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TlsTrail {
+    pub version: TlsVersion,
+    /// The IANA name of the negotiated cipher suite.
+    pub cipher_suite: &'static str,
+    /// The protocol ALPN chose (`http/1.1`, `h2`), if the server chose one.
+    pub alpn: Option<&'static str>,
+}
+
+/// The TLS versions mcpsift decrypts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TlsVersion {
+    Tls12,
+    Tls13,
+}
+
+impl TlsVersion {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TlsVersion::Tls12 => "TLS 1.2",
+            TlsVersion::Tls13 => "TLS 1.3",
+        }
+    }
 }
 
 /// Who sent a message on a transport without HTTP (stdio).

@@ -864,6 +864,17 @@ fn where_html(path: &str, loc: &Locator) -> Markup {
                     @if let Some(r) = response { " || frame.number == " (r) }
                 }
             }
+            Locator::TlsFrames { request, response, tcp_stream } => {
+                @match response {
+                    Some(r) => { "Wireshark frames " (request) " (request) and " (r) " (response)" }
+                    None => { "Wireshark frame " (request) " (request)" }
+                }
+                ", decrypted from the TLS of TCP stream " (tcp_stream) "; display filter "
+                code class="filter" {
+                    "frame.number == " (request)
+                    @if let Some(r) = response { " || frame.number == " (r) }
+                }
+            }
         }
     }
 }

@@ -137,6 +137,16 @@ struct TimelineRecord<'a> {
     h2_stream: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     wireshark_filter: Option<String>,
+    /// Captures of a decrypted TLS connection: its version, cipher suite and ALPN.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tls: Option<TlsRecord>,
+}
+
+#[derive(Serialize)]
+struct TlsRecord {
+    version: &'static str,
+    cipher_suite: &'static str,
+    alpn: Option<&'static str>,
 }
 
 fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
@@ -200,6 +210,11 @@ fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
             end_frame: t.tcp.map(|w| w.end_frame),
             h2_stream: t.tcp.and_then(|w| w.h2_stream),
             wireshark_filter: t.tcp.map(wireshark_filter),
+            tls: t.tcp.and_then(|w| w.tls).map(|s| TlsRecord {
+                version: s.version.as_str(),
+                cipher_suite: s.cipher_suite,
+                alpn: s.alpn,
+            }),
             recorder_note: &t.recorder_note,
         }),
     }

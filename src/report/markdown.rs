@@ -142,6 +142,20 @@ fn where_(ir: &InputReport, loc: &Locator) -> String {
             ),
             None => format!("{}, Wireshark frame {request} (request)", code(&ir.path)),
         },
+        Locator::TlsFrames {
+            request,
+            response,
+            tcp_stream,
+        } => match response {
+            Some(r) => format!(
+                "{}, Wireshark frames {request} (request) and {r} (response), decrypted from the TLS of TCP stream {tcp_stream}",
+                code(&ir.path)
+            ),
+            None => format!(
+                "{}, Wireshark frame {request} (request), decrypted from the TLS of TCP stream {tcp_stream}",
+                code(&ir.path)
+            ),
+        },
     }
 }
 
@@ -480,13 +494,24 @@ fn write_call(
     )?;
     writeln!(w, "- **Where:** {}", where_(ir, &c.locator))?;
     if let Some(t) = c.timeline.as_ref().and_then(|t| t.tcp) {
+        let h2 = t
+            .h2_stream
+            .map(|h| format!(", HTTP/2 stream {h}"))
+            .unwrap_or_default();
+        let tls = t
+            .tls
+            .map(|s| {
+                format!(
+                    " ({}, {}, decrypted: load the same key log in Wireshark)",
+                    s.version.as_str(),
+                    s.cipher_suite
+                )
+            })
+            .unwrap_or_default();
         writeln!(
             w,
-            "- **In Wireshark:** TCP stream {}{}, response ended at frame {}; filter {}",
+            "- **In Wireshark:** TCP stream {}{h2}{tls}, response ended at frame {}; filter {}",
             t.stream,
-            t.h2_stream
-                .map(|h| format!(", HTTP/2 stream {h}"))
-                .unwrap_or_default(),
             t.end_frame,
             code(&super::jsonl::wireshark_filter(t))
         )?;

@@ -1,18 +1,21 @@
 //! pcap and pcapng inputs: the block loop over `pcap-parser`'s streaming readers, the
 //! table of live TCP connections, and protocol detection per connection. Each frame
-//! goes link (`link`) → IP/TCP (`etherparse`) → reassembly (`tcp`) → HTTP/1.1
-//! (`http1`) or HTTP/2 (`http2`: prior knowledge, `Upgrade: h2c`, or a connection the
-//! capture joined); exchanges go to the sink as soon as they complete, so memory is bounded
-//! by the connections still open, never by the file. See `docs/pcap.md`.
+//! goes link (`link`) → IP/TCP (`etherparse`) → reassembly (`tcp`) → decryption
+//! when the connection carries TLS (`tls`) → one dispatch per connection → HTTP/1.1
+//! (`http1`) or HTTP/2 (`http2`: prior knowledge, `Upgrade: h2c`, ALPN `h2` inside
+//! TLS, or a connection the capture joined); exchanges go to the sink as soon as they
+//! complete, so memory is bounded by the connections still open, never by the file.
+//! See `docs/pcap.md`, `docs/tls.md`.
 
 mod http1;
 mod http2;
 mod link;
 mod tcp;
+pub mod tls;
 
 use super::{IngestError, Kind, Level, Problem, Sink};
 use crate::config::Limits;
-use crate::model::{Exchange, Locator, Payload, TcpTrail, Timestamp};
+use crate::model::{Exchange, Locator, Payload, TcpTrail, Timestamp, TlsTrail};
 use foldhash::{HashMap, HashMapExt};
 use http1::{Caps, Ctx, Http1, Start};
 use http2::{Dir, Http2, Opening};
@@ -23,7 +26,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Read;
 use std::net::IpAddr;
+use std::sync::Arc;
 use tcp::{Chunk, HalfStream, Segment};
+use tls::{KeyLog, Keyring};
 
 /// The reader's first buffer: larger buffers measured slower.
 const BUFFER: usize = 256 << 10;
@@ -31,6 +36,9 @@ const BUFFER: usize = 256 << 10;
 const BUFFER_MAX: usize = 16 << 20;
 /// Most connections tracked at once; the least recently seen is closed past this.
 const MAX_CONNS: usize = 65_536;
+/// Most TLS handshakes whose embedded secrets are kept (about 30 MB); a block
+/// is at most 16 MiB, so one past this adds a bounded amount.
+const MAX_EMBEDDED_HANDSHAKES: usize = 100_000;
 /// Problems of one kind reported one by one before only counting them.
 const PER_KIND: u64 = 20;
 
@@ -39,6 +47,7 @@ pub fn read(
     reader: impl Read,
     ng: bool,
     limits: &Limits,
+    keys: &Arc<KeyLog>,
     sink: &mut dyn Sink,
 ) -> Result<(), IngestError> {
     // `create_reader` wants a `Send` reader; we already know the format, so the
@@ -56,6 +65,7 @@ pub fn read(
         ))
     })?;
     let mut st = State::new(limits);
+    st.given = Arc::clone(keys);
     let mut size = BUFFER;
     let mut stalls = 0u32;
     loop {
@@ -193,6 +203,9 @@ struct Conn {
     client: Option<usize>,
     http: Option<Http1>,
     h2: Option<Http2>,
+    /// The TLS layer, when the connection carries TLS: what `feed` reads goes
+    /// through it, and the plaintext it gives goes to `dispatch`.
+    tls: Option<Box<tls::Flow>>,
     fin_done: [bool; 2],
     bytes: [u64; 2],
     skipped: [u64; 2],
@@ -231,6 +244,19 @@ struct State {
     max_conns: usize,
     counts: HashMap<&'static str, (Kind, u64)>,
     stopped: Option<(Kind, String)>,
+    /// Key logs from `--tls-keylog`.
+    given: Arc<KeyLog>,
+    /// Key logs from the capture's Decryption Secrets Blocks so far.
+    embedded: KeyLog,
+    /// TLS connections that stayed encrypted for want of secrets.
+    opaque_tls: u64,
+}
+
+/// What a connection's TLS layer needs from the capture: the key logs, and a count
+/// of connections left encrypted (one how-to notice per input, not per connection).
+struct TlsCx<'a> {
+    keys: Keyring<'a>,
+    opaque: u64,
 }
 
 impl State {
@@ -256,6 +282,9 @@ impl State {
             max_conns: MAX_CONNS,
             counts: HashMap::new(),
             stopped: None,
+            given: Arc::default(),
+            embedded: KeyLog::default(),
+            opaque_tls: 0,
         }
     }
 
@@ -359,8 +388,8 @@ impl State {
                 let ts = self.last_ts;
                 self.packet(iface.linktype, ts, data, missing);
             }
-            // Statistics, name resolution, secrets, custom and unknown blocks carry
-            // no packets.
+            PcapBlockOwned::NG(Block::DecryptionSecrets(dsb)) => self.secrets(&dsb),
+            // Statistics, name resolution, custom and unknown blocks carry no packets.
             PcapBlockOwned::NG(_) => {}
         }
     }
@@ -467,6 +496,7 @@ impl State {
                     client: opening.then_some(0),
                     http: None,
                     h2: None,
+                    tls: None,
                     fin_done: [false, false],
                     bytes: [0, 0],
                     skipped: [0, 0],
@@ -492,11 +522,18 @@ impl State {
         if let Some(h) = c.half.get_mut(d) {
             h.push(seg, &mut chunks);
         }
+        let mut tx = TlsCx {
+            keys: Keyring {
+                given: &self.given,
+                embedded: &self.embedded,
+            },
+            opaque: 0,
+        };
         let mut cx = Ctx {
             diags: &mut self.diags,
             out: &mut self.out,
         };
-        c.feed(d, chunks, self.caps, &mut cx);
+        c.feed(d, chunks, self.caps, &mut tx, &mut cx);
         c.check_fins(seg.ts, &mut cx);
         if rst {
             for side in 0..2 {
@@ -504,7 +541,7 @@ impl State {
                 if let Some(h) = c.half.get_mut(side) {
                     h.flush(seg.ts, &mut chunks);
                 }
-                c.feed(side, chunks, self.caps, &mut cx);
+                c.feed(side, chunks, self.caps, &mut tx, &mut cx);
             }
             let by_client = c.client == Some(d);
             if let Some(h) = c.http.as_mut() {
@@ -513,11 +550,13 @@ impl State {
             if let Some(h) = c.h2.as_mut() {
                 h.reset(by_client, seg.ts, &mut cx);
             }
-            self.trail(before, c.stream);
+            self.opaque_tls += tx.opaque;
+            self.trail(before, c.stream, c.tls_trail());
             self.close(c, End2::Reset);
             return;
         }
-        self.trail(before, c.stream);
+        self.opaque_tls += tx.opaque;
+        self.trail(before, c.stream, c.tls_trail());
         if c.fin_done[0] && c.fin_done[1] {
             self.close(c, End2::Closed);
             return;
@@ -532,7 +571,7 @@ impl State {
     /// TCP stream `stream`: what a Wireshark user needs to find them. A request that
     /// got no response ended with this frame (the FIN or RST), not with its own
     /// last segment.
-    fn trail(&mut self, before: usize, stream: u64) {
+    fn trail(&mut self, before: usize, stream: u64, tls: Option<TlsTrail>) {
         let (end_frame, now) = (self.frame, self.last_ts);
         for x in self.out.iter_mut().skip(before) {
             if let Payload::Http(h) = &mut x.payload {
@@ -549,8 +588,56 @@ impl State {
                     stream,
                     end_frame,
                     h2_stream,
+                    tls,
                 });
             }
+            // A decrypted exchange's location names its TLS connection.
+            if let (Some(_), Locator::Frames { request, response }) = (tls, &x.locator) {
+                x.locator = Locator::TlsFrames {
+                    request: *request,
+                    response: *response,
+                    tcp_stream: stream,
+                };
+            }
+        }
+    }
+
+    /// A Decryption Secrets Block: a TLS key log embedded in the capture.
+    fn secrets(&mut self, dsb: &pcap_parser::pcapng::DecryptionSecretsBlock<'_>) {
+        // The TLS key log type, 'TLSK' (pcapng §4.7).
+        if dsb.secrets_type.0 != 0x544c_534b {
+            self.frame_problem(
+                "dsb",
+                Kind::Skipped,
+                format!(
+                    "a Decryption Secrets Block of type {:#010x} (not a TLS key log) is not read",
+                    dsb.secrets_type.0
+                ),
+            );
+            return;
+        }
+        if self.embedded.len() >= MAX_EMBEDDED_HANDSHAKES {
+            self.frame_problem(
+                "dsb-cap",
+                Kind::Cap,
+                format!("cap: the capture embeds secrets for more than {MAX_EMBEDDED_HANDSHAKES} TLS handshakes; this Decryption Secrets Block is not read (a fixed limit)"),
+            );
+            return;
+        }
+        // The block pads its data to 32 bits with zero bytes.
+        let len = (dsb.secrets_len as usize).min(dsb.data.len());
+        let data = dsb.data.get(..len).unwrap_or_default();
+        let end = data.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        let parsed = self.embedded.parse(data.get(..end).unwrap_or_default());
+        for bad in &parsed.bad {
+            self.frame_problem(
+                "dsb-line",
+                Kind::Malformed,
+                format!(
+                    "the TLS key log in a Decryption Secrets Block, line {}: {}; line skipped",
+                    bad.line, bad.error
+                ),
+            );
         }
     }
 
@@ -575,6 +662,13 @@ impl State {
     fn close(&mut self, mut c: Conn, how: End2) {
         let ts = c.last_ts;
         let before = self.out.len();
+        let mut tx = TlsCx {
+            keys: Keyring {
+                given: &self.given,
+                embedded: &self.embedded,
+            },
+            opaque: 0,
+        };
         let mut cx = Ctx {
             diags: &mut self.diags,
             out: &mut self.out,
@@ -585,7 +679,7 @@ impl State {
                 if let Some(h) = c.half.get_mut(side) {
                     h.flush(ts, &mut chunks);
                 }
-                c.feed(side, chunks, self.caps, &mut cx);
+                c.feed(side, chunks, self.caps, &mut tx, &mut cx);
             }
             c.check_fins(ts, &mut cx);
             if let Some(h) = c.http.as_mut() {
@@ -625,7 +719,8 @@ impl State {
             }
         }
         c.report(&mut cx);
-        self.trail(before, c.stream);
+        self.opaque_tls += tx.opaque;
+        self.trail(before, c.stream, c.tls_trail());
     }
 
     fn finish(&mut self) {
@@ -634,6 +729,17 @@ impl State {
         conns.sort_by_key(|c| c.first_frame);
         for c in conns {
             self.close(c, End2::CaptureEnded);
+        }
+        if self.opaque_tls > 0 {
+            self.diags.push(Problem::notice(
+                Kind::Skipped,
+                Locator::Input,
+                format!(
+                    "{} TLS connection(s) stayed encrypted (each is named in a notice). {}",
+                    self.opaque_tls,
+                    tls::HOW_TO_KEYLOG
+                ),
+            ));
         }
         let mut counts: Vec<(&'static str, (Kind, u64))> = self.counts.drain().collect();
         counts.sort_by_key(|(c, _)| *c);
@@ -681,10 +787,15 @@ impl Conn {
         }
     }
 
-    fn feed(&mut self, d: usize, chunks: Vec<Chunk>, caps: Caps, cx: &mut Ctx) {
+    fn feed(&mut self, d: usize, chunks: Vec<Chunk>, caps: Caps, tx: &mut TlsCx, cx: &mut Ctx) {
         for chunk in chunks {
             match chunk {
                 Chunk::Gap { len } => {
+                    if let Some(t) = self.tls.as_mut() {
+                        let mut events = Vec::new();
+                        t.gap(d, &mut events);
+                        self.tls_events(events, None, caps, tx, cx);
+                    }
                     if self.proto == Proto::Http {
                         self.gap(d, len, cx);
                     } else if self.proto == Proto::Http2 {
@@ -705,93 +816,214 @@ impl Conn {
                     if let Some(b) = self.bytes.get_mut(d) {
                         *b += bytes.len() as u64;
                     }
-                    if self.proto == Proto::Http {
-                        self.http_bytes(d, &bytes, ts, frame, caps, cx);
+                    if let Some(t) = self.tls.as_mut() {
+                        let mut events = Vec::new();
+                        t.push(d, &bytes, &tx.keys, &mut events);
+                        self.tls_events(events, Some((ts, frame)), caps, tx, cx);
                         continue;
                     }
-                    if self.proto == Proto::Http2 {
-                        self.h2_bytes(d, &bytes, ts, frame, cx);
-                        continue;
-                    }
-                    if self.start.get(d).copied().flatten().is_some() {
-                        // This direction was judged and the connection is not HTTP
-                        // (yet): its bytes are only counted.
-                        if let Some(s) = self.skipped.get_mut(d) {
-                            *s += bytes.len() as u64;
-                        }
-                        continue;
-                    }
-                    let Some(probe) = self.probe.get_mut(d) else {
-                        continue;
-                    };
-                    probe.extend_from_slice(&bytes);
-                    let verdict = http1::classify_start(probe, false);
-                    let Some(v) = verdict else { continue };
-                    if let Some(s) = self.start.get_mut(d) {
-                        *s = Some(v);
-                    }
-                    match v {
-                        Start::Request | Start::Response => {
-                            let client = if v == Start::Request { d } else { 1 - d };
-                            self.begin_http(client, caps, cx);
-                            let held = std::mem::take(&mut self.probe[d]);
-                            self.http_bytes(d, &held, ts, frame, caps, cx);
-                        }
-                        Start::Tls => {
-                            self.proto = Proto::Tls;
-                            self.client.get_or_insert(d);
-                        }
-                        Start::Http2Preface => {
-                            self.client = Some(d);
-                            self.begin_h2(Opening::Preface, frame, caps, cx);
-                            let held = std::mem::take(&mut self.probe[d]);
-                            self.h2_bytes(d, &held, ts, frame, cx);
-                        }
-                        Start::Other
-                            if matches!(self.proto, Proto::Undecided | Proto::Other)
-                                && http2::plausible(&self.probe[d]) =>
-                        {
-                            // Whole HTTP/2 frames. From the server of a connection whose
-                            // SYN was seen and whose client said nothing yet: a server
-                            // that sent its SETTINGS first, the preface is still to come.
-                            // Otherwise the capture joined the connection; without a SYN
-                            // the ephemeral (higher) port is taken for the client's.
-                            let fresh = self
-                                .client
-                                .is_some_and(|c| c != d && self.bytes.get(c) == Some(&0));
-                            if self.client.is_none() {
-                                let other = 1 - d;
-                                let client = if self.ends[d].1 > self.ends[other].1 {
-                                    d
-                                } else {
-                                    other
-                                };
-                                self.client = Some(client);
-                            }
-                            let opening = if fresh {
-                                Opening::Preface
-                            } else {
-                                Opening::Joined
-                            };
-                            self.begin_h2(opening, frame, caps, cx);
-                            let held = std::mem::take(&mut self.probe[d]);
-                            self.h2_bytes(d, &held, ts, frame, cx);
-                        }
-                        Start::Other => {
-                            if self.proto == Proto::Undecided {
-                                self.proto = Proto::Other;
-                            }
-                            // Keep a few bytes to describe the flow in its report.
-                            let n = self.probe[d].len() as u64;
-                            self.probe[d].truncate(16);
-                            if let Some(s) = self.skipped.get_mut(d) {
-                                *s += n;
-                            }
-                        }
+                    self.dispatch(d, &bytes, ts, frame, caps, cx);
+                    if self.proto == Proto::Tls && self.tls.is_none() {
+                        self.begin_tls(d, ts, frame, caps, tx, cx);
                     }
                 }
             }
         }
+    }
+
+    /// Application bytes of direction `d`, from TCP or decrypted from TLS: the
+    /// protocol probe, then HTTP/1.1.
+    fn dispatch(
+        &mut self,
+        d: usize,
+        bytes: &[u8],
+        ts: Timestamp,
+        frame: u64,
+        caps: Caps,
+        cx: &mut Ctx,
+    ) {
+        if self.proto == Proto::Http {
+            self.http_bytes(d, bytes, ts, frame, caps, cx);
+            return;
+        }
+        if self.proto == Proto::Http2 {
+            self.h2_bytes(d, bytes, ts, frame, cx);
+            return;
+        }
+        if self.start.get(d).copied().flatten().is_some() {
+            // This direction was judged and the connection is not HTTP
+            // (yet): its bytes are only counted.
+            if let Some(s) = self.skipped.get_mut(d) {
+                *s += bytes.len() as u64;
+            }
+            return;
+        }
+        let Some(probe) = self.probe.get_mut(d) else {
+            return;
+        };
+        probe.extend_from_slice(bytes);
+        let verdict = http1::classify_start(probe, false);
+        let Some(mut v) = verdict else { return };
+        // TLS inside TLS is not read; a capture that starts after the handshake
+        // shows records that are not a ClientHello.
+        if (v == Start::Tls && self.tls.is_some())
+            || (v == Start::Other && self.tls.is_none() && tls::looks_like_record(probe))
+        {
+            v = if self.tls.is_some() {
+                Start::Other
+            } else {
+                Start::Tls
+            };
+        }
+        if let Some(s) = self.start.get_mut(d) {
+            *s = Some(v);
+        }
+        match v {
+            Start::Request | Start::Response => {
+                let client = if v == Start::Request { d } else { 1 - d };
+                self.begin_http(client, caps, cx);
+                let held = std::mem::take(&mut self.probe[d]);
+                self.http_bytes(d, &held, ts, frame, caps, cx);
+            }
+            Start::Tls => {
+                self.proto = Proto::Tls;
+                self.client.get_or_insert(d);
+            }
+            Start::Http2Preface => {
+                self.client = Some(d);
+                self.begin_h2(Opening::Preface, frame, caps, cx);
+                let held = std::mem::take(&mut self.probe[d]);
+                self.h2_bytes(d, &held, ts, frame, cx);
+            }
+            Start::Other
+                if matches!(self.proto, Proto::Undecided | Proto::Other)
+                    && http2::plausible(&self.probe[d]) =>
+            {
+                // Whole HTTP/2 frames. From the server of a connection whose
+                // SYN was seen and whose client said nothing yet: a server
+                // that sent its SETTINGS first, the preface is still to come.
+                // Otherwise the capture joined the connection; without a SYN
+                // the ephemeral (higher) port is taken for the client's.
+                // "Said nothing" at the application layer: inside TLS the client's
+                // handshake bytes do not count.
+                let said_nothing = |c: usize| {
+                    self.start.get(c).copied().flatten().is_none()
+                        && self.probe.get(c).is_some_and(Vec::is_empty)
+                };
+                let fresh = self.client.is_some_and(|c| c != d && said_nothing(c));
+                if self.client.is_none() {
+                    let other = 1 - d;
+                    let client = if self.ends[d].1 > self.ends[other].1 {
+                        d
+                    } else {
+                        other
+                    };
+                    self.client = Some(client);
+                }
+                let opening = if fresh {
+                    Opening::Preface
+                } else {
+                    Opening::Joined
+                };
+                self.begin_h2(opening, frame, caps, cx);
+                let held = std::mem::take(&mut self.probe[d]);
+                self.h2_bytes(d, &held, ts, frame, cx);
+            }
+            Start::Other => {
+                if self.proto == Proto::Undecided {
+                    self.proto = Proto::Other;
+                }
+                // Keep a few bytes to describe the flow in its report.
+                let n = self.probe[d].len() as u64;
+                self.probe[d].truncate(16);
+                if let Some(s) = self.skipped.get_mut(d) {
+                    *s += n;
+                }
+            }
+        }
+    }
+
+    /// The connection turned out to carry TLS: from here on its bytes go through a
+    /// `tls::Flow`, starting with those the probe held, and the protocol inside is
+    /// probed afresh on the plaintext.
+    fn begin_tls(
+        &mut self,
+        d: usize,
+        ts: Timestamp,
+        frame: u64,
+        caps: Caps,
+        tx: &mut TlsCx,
+        cx: &mut Ctx,
+    ) {
+        let held = std::mem::take(&mut self.probe[d]);
+        self.probe = [Vec::new(), Vec::new()];
+        self.start = [None, None];
+        self.proto = Proto::Undecided;
+        let mut flow = Box::new(tls::Flow::new());
+        let mut events = Vec::new();
+        flow.push(d, &held, &tx.keys, &mut events);
+        self.tls = Some(flow);
+        self.tls_events(events, Some((ts, frame)), caps, tx, cx);
+    }
+
+    fn tls_events(
+        &mut self,
+        events: Vec<tls::Event>,
+        at: Option<(Timestamp, u64)>,
+        caps: Caps,
+        tx: &mut TlsCx,
+        cx: &mut Ctx,
+    ) {
+        for e in events {
+            match e {
+                tls::Event::Plaintext { dir, data } => {
+                    let (ts, frame) = at.unwrap_or((self.last_ts, self.first_frame));
+                    self.dispatch(dir, &data, ts, frame, caps, cx);
+                }
+                tls::Event::Note(n) => {
+                    if n.leaves_encrypted() {
+                        tx.opaque += 1;
+                    }
+                    let frame = at.map_or(self.first_frame, |(_, f)| f);
+                    self.tls_note(&n, frame, cx);
+                }
+            }
+        }
+    }
+
+    /// The TLS connection named as a Wireshark user finds it.
+    fn tls_name(&self) -> String {
+        let client = self
+            .tls
+            .as_ref()
+            .and_then(|t| t.client())
+            .or(self.client)
+            .unwrap_or(0);
+        format!(
+            "TLS on TCP stream {} ({} → {})",
+            self.stream,
+            self.endpoint(client),
+            self.endpoint(1 - client)
+        )
+    }
+
+    fn tls_note(&mut self, n: &tls::Note, frame: u64, cx: &mut Ctx) {
+        let client = self.tls.as_ref().and_then(|t| t.client()).or(self.client);
+        let (level, kind, what) = n.describe(client);
+        cx.diags.push(Problem::of(
+            level,
+            kind,
+            Locator::Frames {
+                request: frame,
+                response: None,
+            },
+            format!("{}: {what}", self.tls_name()),
+        ));
+    }
+
+    /// How a decrypted TLS connection is named on its exchanges.
+    fn tls_trail(&self) -> Option<TlsTrail> {
+        self.tls.as_ref().and_then(|t| t.trail())
     }
 
     fn begin_http(&mut self, client: usize, caps: Caps, cx: &mut Ctx) {
@@ -983,7 +1215,17 @@ impl Conn {
                 ));
             }
         }
-        if self.proto == Proto::Http || self.h2.is_some() {
+        let keying = self.tls.as_ref().map(|t| t.keying());
+        // An opaque TLS connection's notice was given when its handshake showed it.
+        if self.proto == Proto::Http || self.h2.is_some() || keying == Some(tls::Keying::Opaque) {
+            return;
+        }
+        // A decrypted TLS connection that carried no application data (a client's
+        // spare connection) is like an idle TCP one: nothing to report.
+        if keying == Some(tls::Keying::Decrypting)
+            && self.proto == Proto::Undecided
+            && self.probe.iter().all(Vec::is_empty)
+        {
             return;
         }
         let total: u64 = self.bytes.iter().sum();
@@ -999,7 +1241,14 @@ impl Conn {
             self.bytes.get(client).copied().unwrap_or(0),
             self.bytes.get(server).copied().unwrap_or(0),
         );
-        let what = if self.start.contains(&Some(Start::Tls)) || self.proto == Proto::Tls {
+        let what = if keying == Some(tls::Keying::Pending) {
+            format!(
+                "TLS (TCP stream {}): the handshake is not complete in the capture (no ServerHello), so nothing was decrypted",
+                self.stream
+            )
+        } else if self.tls.is_none()
+            && (self.start.contains(&Some(Start::Tls)) || self.proto == Proto::Tls)
+        {
             "TLS: encrypted, so no HTTP can be read. Capture with SSLKEYLOGFILE set and decrypt (`editcap --inject-secrets tls,keys.txt`), capture before TLS, or record a HAR instead".to_owned()
         } else {
             let mut first = String::new();

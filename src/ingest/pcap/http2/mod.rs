@@ -941,6 +941,7 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
                 stream: 0,
                 end_frame: 0,
                 h2_stream: Some(id),
+                tls: None,
             }),
         }),
     });
