@@ -1,0 +1,240 @@
+//! `mcpsift._native`: the Rust side of the Python package. It turns keyword options
+//! into a `Config` and a `Filter`, runs the library with the GIL released, applies
+//! the same passes as the command line (filters, then redaction) and hands back the
+//! `--format jsonl` records as Python dicts. The friendly signatures, Arrow tables and
+//! docstrings live in the Python layer (`mcpsift/__init__.py`).
+
+use mcpsift::batch::{self, Input, Report};
+use mcpsift::config::{parse_duration_ms, Config, Limits, RetryWindows};
+use mcpsift::model::{FindingKind, Outcome};
+use mcpsift::report::{self, Filter, Redactor};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::pybacked::PyBackedBytes;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// Keyword options shared by every entry point, as the CLI's flags spell them.
+#[derive(Debug, Clone)]
+#[pyclass(module = "mcpsift._native", name = "Options", frozen)]
+struct Options {
+    config: Config,
+    filter: Filter,
+    redact: bool,
+}
+
+#[pymethods]
+impl Options {
+    #[new]
+    #[pyo3(signature = (
+        *, redact = true, threads = 0, tool = vec![], outcome = vec![], finding = vec![],
+        scope = vec![], max_record_bytes = None, max_event_bytes = None,
+        max_stream_events = None, max_decompressed_bytes = None, retry_window = None,
+        double_dispatch_window = None, client_timeout = None, client_log_retry_window = None
+    ))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        redact: bool,
+        threads: usize,
+        tool: Vec<String>,
+        outcome: Vec<String>,
+        finding: Vec<String>,
+        scope: Vec<String>,
+        max_record_bytes: Option<usize>,
+        max_event_bytes: Option<usize>,
+        max_stream_events: Option<usize>,
+        max_decompressed_bytes: Option<u64>,
+        retry_window: Option<String>,
+        double_dispatch_window: Option<String>,
+        client_timeout: Option<String>,
+        client_log_retry_window: Option<String>,
+    ) -> PyResult<Self> {
+        let d = Limits::default();
+        let w = RetryWindows::default();
+        let outcomes = outcome
+            .iter()
+            .map(|o| {
+                Outcome::parse(o).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "outcome {o:?}: expected one of {}",
+                        Outcome::ALL
+                            .iter()
+                            .map(|o| o.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        let findings = finding
+            .iter()
+            .map(|k| {
+                FindingKind::parse(k).ok_or_else(|| {
+                    PyValueError::new_err(format!(
+                        "finding {k:?}: expected one of {}",
+                        FindingKind::ALL
+                            .iter()
+                            .map(|k| k.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ))
+                })
+            })
+            .collect::<PyResult<Vec<_>>>()?;
+        Ok(Options {
+            config: Config {
+                limits: Limits {
+                    max_record_bytes: max_record_bytes.unwrap_or(d.max_record_bytes),
+                    max_decompressed_bytes: max_decompressed_bytes
+                        .unwrap_or(d.max_decompressed_bytes),
+                    max_event_bytes: max_event_bytes.unwrap_or(d.max_event_bytes),
+                    max_stream_events: max_stream_events.unwrap_or(d.max_stream_events),
+                },
+                windows: RetryWindows {
+                    retry_ms: duration("retry_window", retry_window, w.retry_ms)?,
+                    double_dispatch_ms: duration(
+                        "double_dispatch_window",
+                        double_dispatch_window,
+                        w.double_dispatch_ms,
+                    )?,
+                    client_timeout_ms: duration(
+                        "client_timeout",
+                        client_timeout,
+                        w.client_timeout_ms,
+                    )?,
+                    client_log_ms: duration(
+                        "client_log_retry_window",
+                        client_log_retry_window,
+                        w.client_log_ms,
+                    )?,
+                },
+                threads,
+            },
+            filter: Filter {
+                tools: tool,
+                outcomes,
+                findings,
+                scopes: scope,
+            },
+            redact,
+        })
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Options(redact={}, threads={}, filters={:?})",
+            self.redact,
+            self.config.threads,
+            self.filter.describe()
+        )
+    }
+}
+
+/// A duration as the CLI spells it (`500ms`, `30s`, `2m`), or the default.
+fn duration(name: &str, text: Option<String>, default: u64) -> PyResult<u64> {
+    match text {
+        None => Ok(default),
+        Some(t) => parse_duration_ms(&t).ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "{name}: expected a duration such as 500ms, 30s or 2m, not {t:?}"
+            ))
+        }),
+    }
+}
+
+/// The passes the CLI runs between the analysis and an emitter, in its order.
+fn finish(mut report: Report, options: &Options) -> Vec<Value> {
+    report::filter::apply(&mut report, &options.filter);
+    if !options.filter.is_empty() {
+        report.filters = options.filter.describe();
+    }
+    Redactor {
+        enabled: options.redact,
+    }
+    .report(&mut report);
+    report::jsonl::records(&report)
+}
+
+/// Records, turned into Python objects one at a time as they are asked for.
+#[pyclass(module = "mcpsift._native", name = "Records")]
+struct Records {
+    items: std::vec::IntoIter<Value>,
+}
+
+#[pymethods]
+impl Records {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.items.next() {
+            None => Ok(None),
+            Some(v) => Ok(Some(to_python(py, &v)?)),
+        }
+    }
+
+    fn __len__(&self) -> usize {
+        self.items.len()
+    }
+}
+
+fn to_python<'py>(py: Python<'py>, v: &Value) -> PyResult<Bound<'py, PyAny>> {
+    pythonize::pythonize(py, v).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Analyses files and directories, exactly as `mcpsift analyze PATHS` reads them.
+#[pyfunction]
+fn analyze_paths(py: Python<'_>, paths: Vec<PathBuf>, options: &Options) -> Records {
+    let inputs: Vec<Input> = paths.into_iter().map(Input::Path).collect();
+    let items = py.detach(|| finish(batch::run(&inputs, &options.config), options));
+    Records {
+        items: items.into_iter(),
+    }
+}
+
+/// Analyses in-memory inputs, each a `(name, bytes)` pair; the name stands where a
+/// path would (compressed data and tar archives are read as from a file).
+#[pyfunction]
+fn analyze_bytes(
+    py: Python<'_>,
+    inputs: Vec<(String, PyBackedBytes)>,
+    options: &Options,
+) -> Records {
+    let items = py.detach(|| {
+        let mut report = Report::default();
+        for (name, data) in &inputs {
+            let reader: Box<dyn std::io::Read + '_> = Box::new(&data[..]);
+            for analysed in batch::analyse_named(name.clone(), reader, false, &options.config) {
+                match analysed {
+                    Ok(mut ir) => {
+                        ir.stable_path = name.clone();
+                        report.inputs.push(ir);
+                    }
+                    Err(skip) => report.skipped.push(skip),
+                }
+            }
+        }
+        finish(report, options)
+    });
+    Records {
+        items: items.into_iter(),
+    }
+}
+
+/// A duration as the CLI spells it, in milliseconds (`None` when not one).
+#[pyfunction]
+fn parse_duration(text: &str) -> Option<u64> {
+    parse_duration_ms(text)
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add_class::<Options>()?;
+    m.add_class::<Records>()?;
+    m.add_function(wrap_pyfunction!(analyze_paths, m)?)?;
+    m.add_function(wrap_pyfunction!(analyze_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    Ok(())
+}
