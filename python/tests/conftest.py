@@ -34,6 +34,13 @@ def run_cli(args, cwd=None, check_codes=(0, 1, 2)):
 
 
 @pytest.fixture(scope="session")
+def cli():
+    """``run_cli``: the command line's records for some arguments."""
+    cli_path()
+    return run_cli
+
+
+@pytest.fixture(scope="session")
 def lab():
     assert LAB.is_dir(), LAB
     return LAB
@@ -49,3 +56,11 @@ def lab_files(lab):
     )
     assert len(files) > 150, len(files)
     return files
+
+
+@pytest.fixture(scope="session")
+def lab_records(lab):
+    """``mcpsift.analyze`` over the whole lab, computed once."""
+    import mcpsift
+
+    return list(mcpsift.analyze(str(lab)))

@@ -6,12 +6,11 @@ import json
 import pytest
 
 import mcpsift
-from conftest import run_cli
 
 
-def test_the_lab_directory_gives_the_cli_records(lab):
-    ours = list(mcpsift.analyze(str(lab)))
-    theirs = run_cli([lab])
+def test_the_lab_directory_gives_the_cli_records(lab, lab_records, cli):
+    ours = lab_records
+    theirs = cli([lab])
     assert ours == theirs
     # Not vacuous: calls, findings and walked files that are no input are in it.
     kinds = {r["type"] for r in ours}
@@ -20,10 +19,10 @@ def test_the_lab_directory_gives_the_cli_records(lab):
     assert ours[-1]["calls"] > 2000
 
 
-def test_every_lab_file_read_from_bytes_gives_the_cli_records(lab_files):
+def test_every_lab_file_read_from_bytes_gives_the_cli_records(lab_files, cli):
     # Named as the CLI names them (the path as given), read from memory.
     ours = list(mcpsift.analyze([(str(p), p.read_bytes()) for p in lab_files]))
-    assert ours == run_cli(lab_files)
+    assert ours == cli(lab_files)
     formats = {r["format"] for r in ours if r["type"] == "input"}
     assert {"har", "pcap", "pcapng", "jsonl"} <= formats
 
@@ -43,17 +42,17 @@ def test_paths_may_be_path_objects_and_lists(lab):
         ({"scope": "stdio"}, ["--scope", "stdio"]),
     ],
 )
-def test_filters_match_the_cli_flags(lab, options, flags):
+def test_filters_match_the_cli_flags(lab, lab_records, options, flags, cli):
     ours = list(mcpsift.analyze(str(lab), **options))
-    assert ours == run_cli([lab, *flags])
+    assert ours == cli([lab, *flags])
     assert ours[-1]["filters"], "a filtered report says so"
-    assert ours[-1]["calls"] < list(mcpsift.analyze(str(lab)))[-1]["calls"]
+    assert ours[-1]["calls"] < lab_records[-1]["calls"]
 
 
-def test_windows_match_the_cli_flags_and_change_verdicts(lab):
+def test_windows_match_the_cli_flags_and_change_verdicts(lab, cli):
     files = [lab / "long_session_py" / "exchanges.jsonl", lab / "stdio_py" / "transcript.jsonl"]
     narrow = list(mcpsift.analyze(files, retry_window="1ms", double_dispatch_window="1ms"))
-    assert narrow == run_cli([*files, "--retry-window", "1ms", "--double-dispatch-window", "1ms"])
+    assert narrow == cli([*files, "--retry-window", "1ms", "--double-dispatch-window", "1ms"])
     assert narrow != list(mcpsift.analyze(files)), "the windows must reach the analysis"
     # A number is seconds, as the CLI reads a bare number.
     assert list(mcpsift.analyze(files, retry_window=0.001, double_dispatch_window=0.001)) == narrow
@@ -70,28 +69,28 @@ def _secret_transcript():
     return secret, "".join(json.dumps(l) + "\n" for l in lines).encode()
 
 
-def test_redaction_is_on_by_default_and_off_as_no_redact(tmp_path):
+def test_redaction_is_on_by_default_and_off_as_no_redact(tmp_path, cli):
     secret, data = _secret_transcript()
     path = tmp_path / "tee.jsonl"
     path.write_bytes(data)
     redacted = list(mcpsift.analyze((str(path), data)))
     plain = list(mcpsift.analyze((str(path), data), redact=False))
-    assert redacted == run_cli([path])
-    assert plain == run_cli([path, "--no-redact"])
+    assert redacted == cli([path])
+    assert plain == cli([path, "--no-redact"])
     assert secret not in json.dumps(redacted)
     assert secret in json.dumps(plain)
 
 
-def test_caps_are_reported_as_the_cli_reports_them(lab):
+def test_caps_are_reported_as_the_cli_reports_them(lab, cli):
     f = lab / "long_session_py" / "exchanges.jsonl"
     ours = list(mcpsift.analyze(f, max_record_bytes=1000))
-    assert ours == run_cli([f, "--max-record-bytes", "1000"], check_codes=(2,))
+    assert ours == cli([f, "--max-record-bytes", "1000"], check_codes=(2,))
     problems = ours[0]["problems"]
     assert problems and all(p["kind"] == "cap" for p in problems)
     assert "--max-record-bytes" in problems[0]["message"]
 
 
-def test_unreadable_inputs_are_error_records_naming_them(tmp_path):
+def test_unreadable_inputs_are_error_records_naming_them(tmp_path, cli):
     missing = tmp_path / "gone.pcap"
     (rec, summary) = list(mcpsift.analyze(missing))
     assert rec["status"] == "error" and rec["path"] == str(missing)
@@ -99,7 +98,7 @@ def test_unreadable_inputs_are_error_records_naming_them(tmp_path):
     junk = tmp_path / "junk.bin"
     junk.write_bytes(b"\x00\x01\x02 not a capture \xff" * 10)
     ours = list(mcpsift.analyze((str(junk), junk.read_bytes())))
-    assert ours == run_cli([junk], check_codes=(2,))
+    assert ours == cli([junk], check_codes=(2,))
     assert ours[0]["status"] == "error" and ours[0]["error"]
 
 

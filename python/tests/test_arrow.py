@@ -11,9 +11,9 @@ import mcpsift
 from mcpsift import arrow
 
 
-def test_tables_round_trip_to_the_records_through_parquet(lab, tmp_path):
-    records = list(mcpsift.analyze(str(lab)))
-    tables = mcpsift.analyze_tables(str(lab))
+def test_tables_round_trip_to_the_records_through_parquet(lab_records, tmp_path):
+    records = lab_records
+    tables = arrow.tables(records)
     assert tables["summary"] == records[-1]
     for name, kind in (("inputs", "input"), ("calls", "call"), ("findings", "finding")):
         path = tmp_path / f"{name}.parquet"
