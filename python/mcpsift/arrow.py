@@ -108,6 +108,9 @@ def _time(value: Any) -> Any:
 def _time_text(value: Any) -> Any:
     if value is None:
         return None
+    if value.tzinfo is None:
+        # Engines that drop the zone (Spark's INT96) still wrote UTC.
+        value = value.replace(tzinfo=_dt.timezone.utc)
     value = value.astimezone(_dt.timezone.utc)
     # The CLI prints milliseconds unless the time has finer digits.
     frac = value.microsecond
