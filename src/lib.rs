@@ -21,4 +21,5 @@ pub mod jsonrpc;
 pub mod model;
 pub mod report;
 pub mod sse;
+pub mod stage;
 pub mod text;

@@ -6,10 +6,11 @@
 //! retrying. The windows are `RetryWindows`, documented in `docs/findings.md`.
 
 use super::execution::effect_unknown;
-use super::{rules, Call, RetryOrigin, Transport};
+use super::facts::CallFacts;
+use super::rules::{self, Pair};
+use super::{RetryOrigin, Transport};
 use crate::config::RetryWindows;
 use crate::model::{Outcome, Timestamp};
-use foldhash::{HashMap, HashMapExt};
 
 /// How a later attempt relates to the one before it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,25 +38,25 @@ impl Relation {
     }
 
     /// The relation in words, for findings: "while the first was still in flight".
-    pub fn describe(self, prev: &Call) -> String {
+    pub fn describe(self, prev: &CallFacts) -> String {
         let ms = |g: Option<i64>| g.map(|g| format!(" {g} ms")).unwrap_or_default();
         match self {
             Relation::Mrtr => "as an MRTR follow-up".to_owned(),
             Relation::InFlight => format!(
                 "while the first was still in flight (it ended {})",
-                prev.verdict.outcome
+                prev.outcome
             ),
             Relation::AfterFailure { gap_ms } => format!(
                 "{} after the first ended {}",
                 ms(gap_ms).trim_start(),
-                prev.verdict.outcome
+                prev.outcome
             )
             .trim_start()
             .to_owned(),
             Relation::DoubleDispatch { gap_ms } => format!(
                 "{} after the first, with no other call in between (a double dispatch; the first ended {})",
                 ms(gap_ms).trim_start(),
-                prev.verdict.outcome
+                prev.outcome
             )
             .trim_start()
             .to_owned(),
@@ -64,31 +65,23 @@ impl Relation {
     }
 }
 
-/// A later call and the previous attempt of the same call (indices into the calls).
-#[derive(Debug, Clone, Copy)]
-pub struct Attempt {
-    pub prev: usize,
-    pub later: usize,
-    pub relation: Relation,
-}
-
 /// The earlier attempt failed in a way a client retries: no terminal result, or a
 /// failure at the transport or protocol layer.
-fn failed(c: &Call) -> bool {
+fn failed(c: &CallFacts) -> bool {
     !matches!(
-        c.verdict.outcome,
+        c.outcome,
         Outcome::ToolSuccess | Outcome::ToolError | Outcome::InputRequired
     )
 }
 
-fn relation(
-    prev: &Call,
-    later: &Call,
+pub(crate) fn relation(
+    prev: &CallFacts,
+    later: &CallFacts,
     calls_between: Option<u32>,
     w: &RetryWindows,
     client_timeout_ms: u64,
 ) -> Relation {
-    if later.mrtr_followup && prev.verdict.outcome == Outcome::InputRequired {
+    if later.mrtr_followup && prev.outcome == Outcome::InputRequired {
         return Relation::Mrtr;
     }
     let adjacent = calls_between == Some(0);
@@ -144,73 +137,14 @@ fn relation(
     Relation::Reinvocation
 }
 
-fn gap_ms(from: Option<Timestamp>, to: Option<Timestamp>) -> Option<i64> {
+pub(crate) fn gap_ms(from: Option<Timestamp>, to: Option<Timestamp>) -> Option<i64> {
     Some(from?.millis_until(to?))
 }
 
-/// Links every call to its previous attempt, sets `post_count`, `previous` and
-/// `retry_origin`, and returns the links for the rules. `calls` must be in `seq` order.
-pub fn pair(calls: &mut [Call], w: &RetryWindows) -> Vec<Attempt> {
-    // Request order: calls are recorded when they end, which is not when they began.
-    let mut order: Vec<usize> = (0..calls.len()).collect();
-    order.sort_by(|&a, &b| {
-        let (a, b) = (&calls[a], &calls[b]);
-        (a.started_at, &a.locator, a.seq).cmp(&(b.started_at, &b.locator, b.seq))
-    });
-    let mut ordinal = vec![0u32; calls.len()];
-    {
-        let mut next: HashMap<&str, u32> = HashMap::new();
-        for &i in &order {
-            let n = next.entry(&*calls[i].scope).or_insert(0);
-            ordinal[i] = *n;
-            *n += 1;
-        }
-    }
-    // A cancellation shows how long this client waits; otherwise the SDKs' default.
-    let client_timeout_ms = calls
-        .iter()
-        .filter(|c| c.cancelled)
-        .filter_map(|c| gap_ms(c.started_at, c.ended_at))
-        .filter(|&g| g > 0)
-        .max()
-        .map_or(w.client_timeout_ms, |g| g as u64);
-    let groups: Vec<Vec<usize>> = {
-        let mut map: HashMap<(&str, Option<&str>, u128), Vec<usize>> = HashMap::new();
-        for &i in &order {
-            let c = &calls[i];
-            map.entry((&*c.endpoint, c.tool.as_deref(), c.arguments))
-                .or_default()
-                .push(i);
-        }
-        let mut groups: Vec<Vec<usize>> = map.into_values().filter(|g| g.len() > 1).collect();
-        groups.sort_by_key(|g| g[0]);
-        groups
-    };
-    let mut attempts = Vec::new();
-    for members in &groups {
-        for (n, pair) in members.windows(2).enumerate() {
-            let (p, l) = (pair[0], pair[1]);
-            let between = (calls[p].scope == calls[l].scope)
-                .then(|| ordinal[l].saturating_sub(ordinal[p] + 1));
-            let rel = relation(&calls[p], &calls[l], between, w, client_timeout_ms);
-            let origin = origin(&calls[p], &calls[l], rel);
-            let prev_seq = calls[p].seq;
-            let later = &mut calls[l];
-            later.post_count = n as u32 + 2;
-            later.previous = Some(prev_seq);
-            later.retry_origin = origin;
-            attempts.push(Attempt {
-                prev: p,
-                later: l,
-                relation: rel,
-            });
-        }
-    }
-    attempts
-}
-
-fn origin(prev: &Call, later: &Call, rel: Relation) -> RetryOrigin {
-    match rel {
+/// How the later call of a pair came to be sent.
+pub fn origin(p: &Pair<'_>) -> RetryOrigin {
+    let (prev, later) = (p.prev, p.later);
+    match p.relation {
         Relation::Mrtr => RetryOrigin::Mrtr,
         Relation::Reinvocation => RetryOrigin::Reinvocation,
         _ if rules::unsafe_replay::applies(prev, later) => RetryOrigin::AfterFailure,
@@ -220,11 +154,10 @@ fn origin(prev: &Call, later: &Call, rel: Relation) -> RetryOrigin {
 
 /// Why the protocol (or a refusal) says `later` may re-send `prev`, if it does
 /// (MCP 2025-11-25 Transports, Authorization; 2026-07-28 Streamable HTTP).
-pub fn explanation(prev: &Call, later: &Call) -> Option<(RetryOrigin, &'static str)> {
-    let ev = &prev.verdict.evidence;
-    let status = ev.http_statuses.last().copied();
-    if prev.verdict.outcome == Outcome::JsonrpcError {
-        match ev.jsonrpc_code {
+pub fn explanation(prev: &CallFacts, later: &CallFacts) -> Option<(RetryOrigin, &'static str)> {
+    let status = prev.status;
+    if prev.outcome == Outcome::JsonrpcError {
+        match prev.jsonrpc_code {
             Some(-32020) => {
                 return Some((RetryOrigin::Protocol, "re-sent after -32020 HeaderMismatch"))
             }
@@ -260,7 +193,7 @@ pub fn explanation(prev: &Call, later: &Call) -> Option<(RetryOrigin, &'static s
         Some(429) => return Some((RetryOrigin::AfterRefusal, "re-sent after 429")),
         Some(503) => return Some((RetryOrigin::AfterRefusal, "re-sent after 503")),
         Some(400 | 404 | 405 | 406 | 409 | 413 | 415 | 421 | 425 | 501 | 505)
-            if prev.verdict.outcome == Outcome::HttpError =>
+            if prev.outcome == Outcome::HttpError =>
         {
             return Some((
                 RetryOrigin::AfterRefusal,

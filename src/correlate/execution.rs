@@ -11,6 +11,7 @@
 //! - 4xx, 501, 503, 505, and JSON-RPC codes sent before dispatch (-32700, -32600,
 //!   -32601, -32602, -32001, -32002, -32020, -32021, -32022, -32042): it did not run.
 
+use super::facts::CallFacts;
 use super::Call;
 use crate::model::Outcome;
 
@@ -46,13 +47,13 @@ fn rejected_before_dispatch(code: i64) -> bool {
     )
 }
 
-/// Whether the call's tool may have run, from its outcome, status and error code.
-pub fn executed(c: &Call) -> Executed {
-    let ev = &c.verdict.evidence;
-    match c.verdict.outcome {
+/// Whether a call's tool may have run, from its outcome, last HTTP status and
+/// JSON-RPC error code.
+pub fn executed_by(outcome: Outcome, status: Option<u16>, jsonrpc_code: Option<i64>) -> Executed {
+    match outcome {
         Outcome::ToolSuccess | Outcome::ToolError => Executed::Yes,
         Outcome::InputRequired => Executed::Pending,
-        Outcome::JsonrpcError => match ev.jsonrpc_code {
+        Outcome::JsonrpcError => match jsonrpc_code {
             Some(code) if rejected_before_dispatch(code) => Executed::Rejected,
             // Internal (-32603), implementation-defined and application codes can
             // come after partial work.
@@ -63,7 +64,7 @@ pub fn executed(c: &Call) -> Executed {
         Outcome::MalformedJson | Outcome::InvalidEnvelope | Outcome::InvalidToolResult => {
             Executed::Yes
         }
-        Outcome::HttpError => match ev.http_statuses.last().copied() {
+        Outcome::HttpError => match status {
             // 501 and 505 say the server cannot handle the request at all; 503 is a
             // refusal to take it now. Neither reaches a tool.
             Some(501 | 503 | 505) => Executed::Unlikely,
@@ -77,12 +78,22 @@ pub fn executed(c: &Call) -> Executed {
     }
 }
 
+/// Whether the call's tool may have run.
+pub fn executed(c: &Call) -> Executed {
+    let ev = &c.verdict.evidence;
+    executed_by(
+        c.verdict.outcome,
+        ev.http_statuses.last().copied(),
+        ev.jsonrpc_code,
+    )
+}
+
 /// The tool may have run and the client never got a result it could read: a
 /// re-send of such a call is a replay whose first effect is unknown.
-pub fn effect_unknown(c: &Call) -> bool {
-    executed(c).could_have_run()
+pub fn effect_unknown(c: &CallFacts) -> bool {
+    executed_by(c.outcome, c.status, c.jsonrpc_code).could_have_run()
         && !matches!(
-            c.verdict.outcome,
+            c.outcome,
             Outcome::ToolSuccess | Outcome::ToolError | Outcome::InputRequired
         )
 }

@@ -517,6 +517,7 @@ impl Correlator {
         let call = &mut self.out.calls[open.call];
         if verdict.evidence.terminal_leg.is_some_and(|l| l > 0) {
             call.retry_origin = RetryOrigin::Resumption;
+            call.resumed = true;
         }
         if let Some(t) = call.timeline.as_mut() {
             t.resumptions.push(leg);

@@ -7,7 +7,9 @@
 pub mod attempts;
 mod client_log;
 pub mod execution;
+pub mod facts;
 mod http;
+pub mod judge;
 pub mod observe;
 pub mod rules;
 pub mod scope;
@@ -25,8 +27,8 @@ pub use scope::{Scope, ScopeKind};
 use serde_json::Value;
 use std::sync::Arc;
 
-/// How a call came to be sent, as far as the input shows (the `retryOrigin` of the article's classifier).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+/// How a call came to be sent, as far as the input shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum RetryOrigin {
     /// A first attempt.
@@ -79,7 +81,7 @@ impl RetryOrigin {
 }
 
 /// Tool annotations seen in a `tools/list` result (MCP 2025-06-18, schema `ToolAnnotations`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Annotations {
     pub read_only: Option<bool>,
     pub destructive: Option<bool>,
@@ -140,13 +142,15 @@ pub struct Call {
     /// A `notifications/cancelled` for this id was sent (or, in 2026-07-28, the
     /// client closed the response stream first).
     pub cancelled: bool,
-    /// `seq` of the previous attempt of the same tool and arguments, if any.
-    pub previous: Option<usize>,
+    /// The previous attempt of the same tool and arguments, if any.
+    pub previous: Option<Box<facts::Previous>>,
     /// The wire story for reports (HTTP calls). Every `String` in `Call` is listed in
     /// `report::redact`, so a new one must be added there too.
     pub timeline: Option<Box<timeline::Timeline>>,
     /// The tool's annotations from a `tools/list` of the same input, if any.
     pub annotations: Option<Annotations>,
+    /// Completed by a `Last-Event-ID` resumption stream.
+    pub resumed: bool,
 }
 
 impl Call {
@@ -181,7 +185,19 @@ impl Call {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+impl Call {
+    /// Takes stage 2's judgement of this call. A first attempt keeps the origin its
+    /// pairer gave it (completed by a resumption).
+    pub fn judged(&mut self, j: facts::Judgement) {
+        self.post_count = j.post_count;
+        if j.previous.is_some() {
+            self.retry_origin = j.retry_origin;
+        }
+        self.previous = j.previous;
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Transport {
     Http,
@@ -222,13 +238,20 @@ pub struct Analysis {
     pub problems: Vec<Problem>,
     /// Things worth knowing that are no error (a TLS flow beside the MCP traffic).
     pub notices: Vec<Problem>,
+    /// What the pairers observed (few: one per anomaly), for a stage 2 run elsewhere.
+    pub observations: Vec<Observation>,
+    /// Each scope's peers and version, and each tool's annotations, as this input
+    /// told them: a stage 2 run over several files shares them across the files.
+    pub scope_info: Vec<(Scope, ScopeInfo)>,
+    pub tools: Vec<(String, Annotations)>,
 }
 
-#[derive(Debug, Clone, Default)]
-struct ScopeInfo {
-    protocol_version: Option<String>,
-    client: Option<String>,
-    server: Option<String>,
+/// What a scope's `initialize` (or `_meta`) said about its peers.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct ScopeInfo {
+    pub protocol_version: Option<String>,
+    pub client: Option<String>,
+    pub server: Option<String>,
 }
 
 #[derive(Debug)]
@@ -567,6 +590,7 @@ impl Correlator {
             previous: None,
             timeline: None,
             annotations: None,
+            resumed: false,
         });
         if transport != Transport::Http {
             if let Some(c) = self.out.calls.last_mut() {
@@ -646,19 +670,17 @@ impl Correlator {
                 .and_then(|t| self.annotations.get(&**t))
                 .copied();
         }
-        let attempts = attempts::pair(&mut self.out.calls, &self.windows);
-        let cx = rules::Context {
-            calls: &self.out.calls,
-            attempts: &attempts,
-            observations: &self.observations,
-        };
-        let findings = rules::run(&cx);
-        self.out.findings.extend(findings);
-        // In the order of the input, so a report reads like the capture; stable, so
-        // findings about one place keep the rules' order.
-        self.out
-            .findings
-            .sort_by(|a, b| a.locators.first().cmp(&b.locators.first()));
+        let input: Arc<str> = Arc::from("");
+        let mut judge = judge::Judge::new(self.windows);
+        for c in &mut self.out.calls {
+            c.judged(judge.call(c.facts(&input)));
+        }
+        self.out.findings = judge.finish(&self.observations);
+        self.out.observations = std::mem::take(&mut self.observations);
+        self.out.scope_info = self.scopes.into_iter().collect();
+        self.out.scope_info.sort_by(|a, b| a.0.cmp(&b.0));
+        self.out.tools = self.annotations.into_iter().collect();
+        self.out.tools.sort_by(|a, b| a.0.cmp(&b.0));
         self.out
     }
 }

@@ -7,7 +7,7 @@ use crate::jsonrpc::Id;
 use crate::model::Locator;
 
 /// Where a response that belongs to no request, or to another one, was seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Stray {
     /// On a POST's own stream or body, answering another id.
     OnCallStream,
@@ -30,7 +30,7 @@ pub enum Stray {
 }
 
 /// What a pairer saw. One per anomaly, never one per call, so they stay few.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Observation {
     /// A response that answers no outstanding request, or another request.
     StrayResponse {
@@ -78,4 +78,16 @@ pub enum Observation {
         locator: Locator,
         text: String,
     },
+}
+
+impl Observation {
+    /// The scope it was seen in.
+    pub fn scope(&self) -> &Scope {
+        match self {
+            Observation::StrayResponse { scope, .. }
+            | Observation::IdReuse { scope, .. }
+            | Observation::Reconnect { scope, .. }
+            | Observation::ErrorText { scope, .. } => scope,
+        }
+    }
 }

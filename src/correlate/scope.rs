@@ -133,6 +133,13 @@ impl Serialize for Scope {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Scope {
+    /// Any `kind:key` text: stage 2 reads scopes back from stage 1's records.
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Scope(<Arc<str>>::deserialize(d)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

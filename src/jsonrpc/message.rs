@@ -11,7 +11,11 @@ use std::fmt;
 /// A JSON-RPC id exactly as on the wire: the raw JSON text of the `id` member,
 /// with strings re-encoded canonically so `"a"` and `"\u0061"` compare equal.
 /// `1`, `"1"` and `null` are three different ids.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Serialized (in stage records) as its raw JSON text, so `1`, `"1"` and `null` survive.
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct Id(Box<str>);
 
 impl Id {

@@ -3,12 +3,12 @@
 //! the later stages read; it holds bytes and events, never JSON-RPC meaning.
 
 use super::Timestamp;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
 
 /// Where in its input a record came from, so a person can find it again.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Locator {
     /// A 1-based line of a text input (JSONL).
@@ -74,7 +74,7 @@ pub fn media_type_of(content_type: &str) -> String {
 }
 
 /// How a response (or the connection carrying it) ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "snake_case")]
 pub enum End {
     /// The body was delimited and arrived whole.

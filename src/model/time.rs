@@ -141,6 +141,15 @@ impl serde::Serialize for Timestamp {
     }
 }
 
+impl<'de> serde::Deserialize<'de> for Timestamp {
+    /// RFC 3339 text, as `Serialize` writes it (stage 2 reads stage 1's records).
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        Timestamp::parse(&s)
+            .ok_or_else(|| serde::de::Error::custom(format!("not an RFC 3339 time: {s:?}")))
+    }
+}
+
 impl fmt::Display for Timestamp {
     /// RFC 3339 in UTC with millisecond precision (microseconds when present).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -549,10 +549,10 @@ impl<'a> Page<'a> {
         let ev = &c.verdict.evidence;
         let fs = self.findings_of(i, c.seq);
         let e = explain::explain(explain::Subject::Outcome(o));
-        let prev = c.previous.and_then(|p| {
+        let prev = c.previous.as_ref().and_then(|p| {
             ir.analysis
                 .calls
-                .binary_search_by_key(&p, |x| x.seq)
+                .binary_search_by_key(&p.seq, |x| x.seq)
                 .ok()
                 .map(|k| &ir.analysis.calls[k])
         });
@@ -737,7 +737,7 @@ impl<'a> Page<'a> {
             at: c.started_at.map(|t| t.to_string()),
             n: c.post_count,
             og: c.retry_origin.as_str(),
-            prev: c.previous.map(|p| key(i, p)),
+            prev: c.previous.as_ref().map(|p| key(i, p.seq)),
             f: fs
                 .iter()
                 .map(|f| (f.kind.as_str(), f.severity.as_str()))

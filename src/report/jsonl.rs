@@ -10,7 +10,8 @@ use serde_json::{json, Map, Value};
 use std::io::{self, Write};
 use std::sync::Arc;
 
-fn input_record(ir: &InputReport) -> Value {
+/// The `input` record of one input.
+pub fn input_record(ir: &InputReport) -> Value {
     let mut o = Map::new();
     o.insert("type".into(), json!("input"));
     o.insert("path".into(), json!(ir.path));
@@ -131,22 +132,14 @@ struct TimelineRecord<'a> {
     wireshark_filter: Option<String>,
 }
 
-fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> {
+fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
     let ev = &c.verdict.evidence;
     let ts = |t: Option<crate::model::Timestamp>| t.map(|t| t.to_string());
-    // Calls are kept sorted by `seq` (filters only remove), so a binary search finds it.
-    let previous_attempt = c
-        .previous
-        .and_then(|seq| {
-            all.binary_search_by_key(&seq, |p| p.seq)
-                .ok()
-                .and_then(|i| all.get(i))
-        })
-        .map(|p| PreviousAttempt {
-            id: p.id.to_value(),
-            location: &p.locator,
-            outcome: p.verdict.outcome,
-        });
+    let previous_attempt = c.previous.as_deref().map(|p| PreviousAttempt {
+        id: p.id.to_value(),
+        location: &p.locator,
+        outcome: p.outcome,
+    });
     CallRecord {
         ty: "call",
         input,
@@ -206,11 +199,12 @@ fn call_rec<'a>(input: &'a str, c: &'a Call, all: &'a [Call]) -> CallRecord<'a> 
 
 /// One `call` record as a JSON value; `all` gives the input's calls, to name a
 /// previous attempt.
-pub fn call_record(input: &str, c: &Call, all: &[Call]) -> Value {
-    serde_json::to_value(call_rec(input, c, all)).unwrap_or(Value::Null)
+pub fn call_record(input: &str, c: &Call) -> Value {
+    serde_json::to_value(call_rec(input, c)).unwrap_or(Value::Null)
 }
 
-fn finding_record(input: &str, f: &Finding) -> Value {
+/// The `finding` record of one finding of `input`.
+pub fn finding_record(input: &str, f: &Finding) -> Value {
     json!({
         "type": "finding",
         "kind": f.kind,
@@ -277,7 +271,7 @@ pub fn for_each_record(
     for ir in &report.inputs {
         f(input_record(ir))?;
         for c in &ir.analysis.calls {
-            f(call_record(&ir.path, c, &ir.analysis.calls))?;
+            f(call_record(&ir.path, c))?;
         }
         for fi in &ir.analysis.findings {
             f(finding_record(&ir.path, fi))?;
@@ -302,7 +296,7 @@ pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
         w.write_all(b"\n")?;
         for c in &ir.analysis.calls {
             // Straight to the writer: the bulk of any large report.
-            serde_json::to_writer(&mut *w, &call_rec(&ir.path, c, &ir.analysis.calls))?;
+            serde_json::to_writer(&mut *w, &call_rec(&ir.path, c))?;
             w.write_all(b"\n")?;
         }
         for f in &ir.analysis.findings {

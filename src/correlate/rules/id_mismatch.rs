@@ -6,7 +6,7 @@
 //!
 //! Fixture: `tests/fixtures/rules/id_mismatch.jsonl`.
 
-use super::{Context, RuleDoc};
+use super::{Hooks, Judged, RuleDoc};
 use crate::correlate::observe::{Observation, Stray};
 use crate::correlate::Finding;
 use crate::model::{FindingKind, Severity};
@@ -31,57 +31,60 @@ pub const DOC: RuleDoc = RuleDoc {
     ],
 };
 
-pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for o in cx.observations {
-        let Observation::StrayResponse {
-            scope,
-            id,
-            request,
-            call,
-            locator,
-            context,
-        } = o
-        else {
-            continue;
-        };
-        let req = request.as_ref();
-        let detail = match (context, req) {
-            (Stray::TypeDrift, Some(r)) => {
-                format!("request id {r} was answered as {id}: same value, different JSON type")
-            }
-            (Stray::NullId, Some(r)) => {
-                format!("request id {r} was answered by a response with id null")
-            }
-            (Stray::OnCallStream, Some(r)) => {
-                format!("the response stream of request {r} carried a response for id {id}")
-            }
-            (Stray::Attributed, Some(r)) => format!(
-                "request {r} got only a response with id {id}, the one reply while it was outstanding"
-            ),
-            (Stray::AlreadyAnswered, _) => {
-                format!("a second response for id {id}, which was already answered")
-            }
-            (Stray::PlainGet, _) => format!(
-                "a GET stream that resumes nothing carried a response for id {id}; responses belong on the request's own stream"
-            ),
-            (Stray::ResumedGet, _) => format!(
-                "a resumed GET stream carried a response for id {id}, which belongs to no stream it could resume"
-            ),
-            (Stray::Legacy, _) => format!(
-                "the legacy SSE stream carried a response for id {id}, which answers no request of its session"
-            ),
-            _ => format!("a response with id {id} answers no outstanding request"),
-        };
-        let mut ids: Vec<_> = req.cloned().into_iter().collect();
-        ids.push(id.clone());
-        out.push(Finding {
-            kind: FindingKind::IdMismatch,
-            severity: Severity::Medium,
-            scope: scope.clone(),
-            ids,
-            calls: call.iter().copied().collect(),
-            locators: vec![locator.clone()],
-            detail,
-        });
-    }
+pub const HOOKS: Hooks = Hooks {
+    observation: Some(observe),
+    ..Hooks::NONE
+};
+
+fn observe(o: &Observation, _: &Judged, out: &mut Vec<Finding>) {
+    let Observation::StrayResponse {
+        scope,
+        id,
+        request,
+        call,
+        locator,
+        context,
+    } = o
+    else {
+        return;
+    };
+    let req = request.as_ref();
+    let detail = match (context, req) {
+        (Stray::TypeDrift, Some(r)) => {
+            format!("request id {r} was answered as {id}: same value, different JSON type")
+        }
+        (Stray::NullId, Some(r)) => {
+            format!("request id {r} was answered by a response with id null")
+        }
+        (Stray::OnCallStream, Some(r)) => {
+            format!("the response stream of request {r} carried a response for id {id}")
+        }
+        (Stray::Attributed, Some(r)) => format!(
+            "request {r} got only a response with id {id}, the one reply while it was outstanding"
+        ),
+        (Stray::AlreadyAnswered, _) => {
+            format!("a second response for id {id}, which was already answered")
+        }
+        (Stray::PlainGet, _) => format!(
+            "a GET stream that resumes nothing carried a response for id {id}; responses belong on the request's own stream"
+        ),
+        (Stray::ResumedGet, _) => format!(
+            "a resumed GET stream carried a response for id {id}, which belongs to no stream it could resume"
+        ),
+        (Stray::Legacy, _) => format!(
+            "the legacy SSE stream carried a response for id {id}, which answers no request of its session"
+        ),
+        _ => format!("a response with id {id} answers no outstanding request"),
+    };
+    let mut ids: Vec<_> = req.cloned().into_iter().collect();
+    ids.push(id.clone());
+    out.push(Finding {
+        kind: FindingKind::IdMismatch,
+        severity: Severity::Medium,
+        scope: scope.clone(),
+        ids,
+        calls: call.iter().copied().collect(),
+        locators: vec![locator.clone()],
+        detail,
+    });
 }

@@ -7,11 +7,10 @@
 //!
 //! Fixture: `tests/fixtures/rules/id_reused.jsonl`.
 
-use super::{Context, RuleDoc};
+use super::{Hooks, Judged, RuleDoc};
 use crate::correlate::observe::Observation;
 use crate::correlate::Finding;
-use crate::model::{FindingKind, Locator, Severity};
-use foldhash::HashSet;
+use crate::model::{FindingKind, Severity};
 
 pub const DOC: RuleDoc = RuleDoc {
     kind: FindingKind::IdReused,
@@ -31,50 +30,49 @@ pub const DOC: RuleDoc = RuleDoc {
     ],
 };
 
-pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    // Same-id re-sends the repeat rules already judge.
-    let judged: HashSet<(&str, &Locator)> = cx
-        .attempts
-        .iter()
-        .filter(|a| a.relation.is_retry_candidate())
-        .map(|a| (&cx.calls[a.prev], &cx.calls[a.later]))
-        .filter(|(p, l)| p.id == l.id && p.scope == l.scope)
-        .map(|(_, l)| (&*l.scope, &l.locator))
-        .collect();
-    for o in cx.observations {
-        let Observation::IdReuse {
-            scope,
-            id,
-            method,
-            earlier,
-            same_call,
-            in_flight,
-            modern,
-            mrtr,
-            locator,
-        } = o
-        else {
-            continue;
-        };
-        if *mrtr || (*modern && !*in_flight) {
-            continue;
-        }
-        if *same_call && judged.contains(&(scope.as_str(), locator)) {
-            continue;
-        }
-        let detail = if *in_flight {
-            format!("request id {id} ({method}) was sent again while the earlier {earlier} with that id was still in flight")
-        } else {
-            format!("request id {id} ({method}) was already used in this scope by {earlier}, which had its response; ids must not be reused within a session before 2026-07-28")
-        };
-        out.push(Finding {
-            kind: FindingKind::IdReused,
-            severity: Severity::Medium,
-            scope: scope.clone(),
-            ids: vec![id.clone()],
-            calls: vec![],
-            locators: vec![locator.clone()],
-            detail,
-        });
+pub const HOOKS: Hooks = Hooks {
+    observation: Some(observe),
+    ..Hooks::NONE
+};
+
+fn observe(o: &Observation, judged: &Judged, out: &mut Vec<Finding>) {
+    let Observation::IdReuse {
+        scope,
+        id,
+        method,
+        earlier,
+        same_call,
+        in_flight,
+        modern,
+        mrtr,
+        locator,
+    } = o
+    else {
+        return;
+    };
+    if *mrtr || (*modern && !*in_flight) {
+        return;
     }
+    // A same-id re-send the repeat rules already judged.
+    if *same_call
+        && judged
+            .same_id_retries
+            .contains(&(scope.clone(), locator.clone()))
+    {
+        return;
+    }
+    let detail = if *in_flight {
+        format!("request id {id} ({method}) was sent again while the earlier {earlier} with that id was still in flight")
+    } else {
+        format!("request id {id} ({method}) was already used in this scope by {earlier}, which had its response; ids must not be reused within a session before 2026-07-28")
+    };
+    out.push(Finding {
+        kind: FindingKind::IdReused,
+        severity: Severity::Medium,
+        scope: scope.clone(),
+        ids: vec![id.clone()],
+        calls: vec![],
+        locators: vec![locator.clone()],
+        detail,
+    });
 }

@@ -13,10 +13,12 @@ pub mod suspicious_success;
 pub mod unexplained_repeat;
 pub mod unsafe_replay;
 
-use super::attempts::Attempt;
+use super::attempts::Relation;
+use super::facts::CallFacts;
 use super::observe::Observation;
-use super::{Call, Finding};
-use crate::model::{FindingKind, Severity};
+use super::{Finding, Scope};
+use crate::model::{FindingKind, Locator, Severity};
+use foldhash::HashSet;
 
 /// The user's documentation of one rule.
 #[derive(Debug)]
@@ -36,33 +38,57 @@ pub struct RuleDoc {
     pub next: &'static [&'static str],
 }
 
-/// What the rules look at: the calls of one input (in `seq` order), how repeated
-/// calls relate, and what the pairers observed.
-pub struct Context<'a> {
-    pub calls: &'a [Call],
-    pub attempts: &'a [Attempt],
-    pub observations: &'a [Observation],
+/// A call and its previous attempt (the same tool and canonical arguments at the
+/// same endpoint), with how they relate (`attempts.rs`).
+pub struct Pair<'a> {
+    pub relation: Relation,
+    pub prev: &'a CallFacts,
+    pub later: &'a CallFacts,
 }
 
-impl Context<'_> {
-    /// Each retry candidate (see `attempts.rs`) with its earlier and later call.
-    pub fn retry_candidates(&self) -> impl Iterator<Item = (&Attempt, &Call, &Call)> {
-        self.attempts
-            .iter()
-            .filter(|a| a.relation.is_retry_candidate())
-            .map(|a| (a, &self.calls[a.prev], &self.calls[a.later]))
+impl Pair<'_> {
+    /// Only a retry candidate can be a repeat finding (see `attempts.rs`).
+    pub fn is_retry_candidate(&self) -> bool {
+        self.relation.is_retry_candidate()
     }
 }
 
-/// One rule: its documentation and its check.
-pub struct Rule {
-    pub doc: &'static RuleDoc,
-    check: fn(&Context<'_>, &mut Vec<Finding>),
+/// What the observation hooks may ask about calls already judged.
+#[derive(Debug, Default)]
+pub struct Judged {
+    /// Later calls of retry candidates that re-sent the earlier call's id in its scope
+    /// (their ID_REUSED is the repeat rules' to report), by scope and request location.
+    pub same_id_retries: HashSet<(Scope, Locator)>,
 }
 
-/// A rule module's entry: its `DOC` and its `check`.
+/// Where a rule looks. The judge (`judge.rs`) calls each hook as calls arrive in
+/// request order, so a rule never needs the whole input at once.
+pub struct Hooks {
+    /// Each call with a previous attempt, with that attempt.
+    pub pair: Option<fn(&Pair<'_>, &mut Vec<Finding>)>,
+    /// Each call, once.
+    pub call: Option<fn(&CallFacts, &mut Vec<Finding>)>,
+    /// Each observation of the pairers, after the calls.
+    pub observation: Option<fn(&Observation, &Judged, &mut Vec<Finding>)>,
+}
+
+impl Hooks {
+    pub const NONE: Hooks = Hooks {
+        pair: None,
+        call: None,
+        observation: None,
+    };
+}
+
+/// One rule: its documentation and where it looks.
+pub struct Rule {
+    pub doc: &'static RuleDoc,
+    pub hooks: Hooks,
+}
+
+/// A rule module's entry: its `DOC` and its `HOOKS`.
 macro_rules! rules {
-    ($($m:ident),+ $(,)?) => { &[$(Rule { doc: &$m::DOC, check: $m::check }),+] };
+    ($($m:ident),+ $(,)?) => { &[$(Rule { doc: &$m::DOC, hooks: $m::HOOKS }),+] };
 }
 
 /// Every rule, in the order the docs list them (the order of `FindingKind::ALL`).
@@ -86,25 +112,16 @@ pub fn doc(kind: FindingKind) -> &'static RuleDoc {
         .expect("every finding kind has a rule (tested)")
 }
 
-/// Runs every rule.
-pub fn run(cx: &Context<'_>) -> Vec<Finding> {
-    let mut out = Vec::new();
-    for r in RULES {
-        (r.check)(cx, &mut out);
-    }
-    out
-}
-
 /// A finding about two attempts of one call.
 pub(crate) fn pair_finding(
     kind: FindingKind,
     severity: Severity,
-    prev: &Call,
-    later: &Call,
+    prev: &CallFacts,
+    later: &CallFacts,
     detail: String,
 ) -> Finding {
     let mut detail = detail;
-    if later.evidence != "wire" {
+    if later.evidence() != "wire" {
         detail.push_str(" (seen in a client log: the client's record, not the wire)");
     }
     Finding {

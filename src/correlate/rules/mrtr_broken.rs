@@ -4,7 +4,7 @@
 //!
 //! Fixture: `tests/fixtures/rules/mrtr_broken.jsonl`.
 
-use super::{pair_finding, Context, RuleDoc};
+use super::{pair_finding, Hooks, Pair, RuleDoc};
 use crate::correlate::attempts::Relation;
 use crate::correlate::Finding;
 use crate::model::{FindingKind, Severity};
@@ -26,41 +26,47 @@ pub const DOC: RuleDoc = RuleDoc {
     ],
 };
 
-pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for a in cx.attempts.iter().filter(|a| a.relation == Relation::Mrtr) {
-        let (prev, later) = (&cx.calls[a.prev], &cx.calls[a.later]);
-        let mut push = |severity, detail| {
-            out.push(pair_finding(
-                FindingKind::MrtrBroken,
-                severity,
-                prev,
-                later,
-                detail,
-            ))
-        };
-        if prev.id == later.id {
-            push(
-                Severity::Medium,
-                format!(
-                    "the MRTR follow-up reuses the initial request's id {}; it MUST use a new id",
-                    later.id
-                ),
-            );
-        }
-        match (&prev.returned_state, &later.request_state) {
-            (Some(sent), None) => push(
-                Severity::Medium,
-                format!("the server returned requestState {sent} but the follow-up dropped it"),
+pub const HOOKS: Hooks = Hooks {
+    pair: Some(pair),
+    ..Hooks::NONE
+};
+
+fn pair(p: &Pair<'_>, out: &mut Vec<Finding>) {
+    if p.relation != Relation::Mrtr {
+        return;
+    }
+    let (prev, later) = (p.prev, p.later);
+    let mut push = |severity, detail| {
+        out.push(pair_finding(
+            FindingKind::MrtrBroken,
+            severity,
+            prev,
+            later,
+            detail,
+        ))
+    };
+    if prev.id == later.id {
+        push(
+            Severity::Medium,
+            format!(
+                "the MRTR follow-up reuses the initial request's id {}; it MUST use a new id",
+                later.id
             ),
-            (Some(sent), Some(echoed)) if sent != echoed => push(
-                Severity::Medium,
-                format!("the follow-up altered requestState: sent {sent}, echoed {echoed}"),
-            ),
-            (None, Some(added)) => push(
-                Severity::Low,
-                format!("the follow-up carries requestState {added} that the server never sent"),
-            ),
-            _ => {}
-        }
+        );
+    }
+    match (&prev.returned_state, &later.request_state) {
+        (Some(sent), None) => push(
+            Severity::Medium,
+            format!("the server returned requestState {sent} but the follow-up dropped it"),
+        ),
+        (Some(sent), Some(echoed)) if sent != echoed => push(
+            Severity::Medium,
+            format!("the follow-up altered requestState: sent {sent}, echoed {echoed}"),
+        ),
+        (None, Some(added)) => push(
+            Severity::Low,
+            format!("the follow-up carries requestState {added} that the server never sent"),
+        ),
+        _ => {}
     }
 }

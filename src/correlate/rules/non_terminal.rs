@@ -6,10 +6,10 @@
 //!
 //! Fixture: `tests/fixtures/rules/non_terminal.jsonl`.
 
-use super::{Context, RuleDoc};
+use super::{Hooks, RuleDoc};
+use crate::correlate::facts::CallFacts;
 use crate::correlate::Finding;
 use crate::model::{End, FindingKind, Outcome, Severity};
-use foldhash::{HashMap, HashMapExt};
 
 pub const DOC: RuleDoc = RuleDoc {
     kind: FindingKind::NonTerminal,
@@ -31,70 +31,57 @@ pub const DOC: RuleDoc = RuleDoc {
     ],
 };
 
-pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    // The last MRTR follow-up per (scope, tool): an input_required call before it was
-    // followed up. One pass, so a hostile input of many rounds stays linear.
-    let mut last_followup: HashMap<(&str, Option<&str>), usize> = HashMap::new();
-    for c in cx.calls.iter().filter(|c| c.mrtr_followup) {
-        let e = last_followup
-            .entry((&*c.scope, c.tool.as_deref()))
-            .or_insert(c.seq);
-        *e = (*e).max(c.seq);
-    }
-    for c in cx.calls {
-        let followed = || {
-            last_followup
-                .get(&(&*c.scope, c.tool.as_deref()))
-                .is_some_and(|&seq| seq > c.seq)
-        };
-        let (why, severity) = match c.verdict.outcome {
-            Outcome::StreamIncomplete | Outcome::NoResponse if c.cancelled => {
-                let how = if c.verdict.evidence.end == End::ClientClosed
-                    && !c
-                        .verdict
-                        .evidence
-                        .notes
-                        .iter()
-                        .any(|n| n.contains("notifications/cancelled"))
-                {
-                    "the client closed the response stream, which cancels in 2026-07-28"
-                } else {
-                    "the client sent notifications/cancelled"
-                };
-                (
-                    format!("cancelled by the client ({how}); no server fault"),
-                    Severity::Info,
-                )
-            }
-            Outcome::StreamIncomplete | Outcome::NoResponse => (
-                c.verdict
-                    .evidence
-                    .notes
-                    .first()
-                    .cloned()
-                    .unwrap_or_default(),
-                Severity::Medium,
-            ),
-            Outcome::InputRequired if !followed() => (
-                "input_required was never followed by an MRTR follow-up".to_owned(),
-                Severity::Low,
-            ),
-            _ => continue,
-        };
-        out.push(Finding {
-            kind: FindingKind::NonTerminal,
-            severity,
-            scope: c.scope.clone(),
-            ids: vec![c.id.clone()],
-            calls: vec![c.seq],
-            locators: vec![c.locator.clone()],
-            detail: format!(
-                "{} call {} ({}) has no terminal result: {}",
-                c.tool.as_deref().unwrap_or("?"),
-                c.id,
-                c.verdict.outcome,
-                why
-            ),
-        });
+pub const HOOKS: Hooks = Hooks {
+    call: Some(call),
+    ..Hooks::NONE
+};
+
+/// STREAM_INCOMPLETE and NO_RESPONSE, as each call is judged. INPUT_REQUIRED waits
+/// for a follow-up; the judge calls `unfollowed` for those that never got one.
+fn call(c: &CallFacts, out: &mut Vec<Finding>) {
+    let (why, severity) = match c.outcome {
+        Outcome::StreamIncomplete | Outcome::NoResponse if c.cancelled => {
+            let how = if c.end == End::ClientClosed && !c.cancel_notified {
+                "the client closed the response stream, which cancels in 2026-07-28"
+            } else {
+                "the client sent notifications/cancelled"
+            };
+            (
+                format!("cancelled by the client ({how}); no server fault"),
+                Severity::Info,
+            )
+        }
+        Outcome::StreamIncomplete | Outcome::NoResponse => {
+            (c.why.clone().unwrap_or_default(), Severity::Medium)
+        }
+        _ => return,
+    };
+    out.push(finding(c, why, severity));
+}
+
+/// An INPUT_REQUIRED call no MRTR follow-up of its scope and tool came after.
+pub fn unfollowed(c: &CallFacts, out: &mut Vec<Finding>) {
+    out.push(finding(
+        c,
+        "input_required was never followed by an MRTR follow-up".to_owned(),
+        Severity::Low,
+    ));
+}
+
+fn finding(c: &CallFacts, why: String, severity: Severity) -> Finding {
+    Finding {
+        kind: FindingKind::NonTerminal,
+        severity,
+        scope: c.scope.clone(),
+        ids: vec![c.id.clone()],
+        calls: vec![c.seq],
+        locators: vec![c.locator.clone()],
+        detail: format!(
+            "{} call {} ({}) has no terminal result: {}",
+            c.tool.as_deref().unwrap_or("?"),
+            c.id,
+            c.outcome,
+            why
+        ),
     }
 }

@@ -5,7 +5,7 @@
 //!
 //! Fixture: `tests/fixtures/rules/retry_too_soon.jsonl`.
 
-use super::{pair_finding, Context, RuleDoc};
+use super::{pair_finding, Hooks, Judged, Pair, RuleDoc};
 use crate::correlate::observe::Observation;
 use crate::correlate::Finding;
 use crate::model::{FindingKind, Severity};
@@ -27,49 +27,58 @@ pub const DOC: RuleDoc = RuleDoc {
     ],
 };
 
-pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for (_, prev, later) in cx.retry_candidates() {
-        let (asked, what) = match (prev.retry_after_ms, prev.sse_retry_ms) {
-            (Some(ms), _) => (ms, "Retry-After"),
-            (None, Some(ms)) if prev.verdict.outcome.is_non_terminal() => (ms, "SSE retry"),
-            _ => continue,
-        };
-        let (Some(from), Some(to)) = (prev.ended_at.or(prev.started_at), later.started_at) else {
-            continue;
-        };
-        let waited = from.millis_until(to);
-        if waited < asked as i64 {
-            out.push(pair_finding(
-                FindingKind::RetryTooSoon,
-                Severity::Low,
-                prev,
-                later,
-                format!("re-sent {waited} ms after the response, but {what} asked for {asked} ms"),
-            ));
-        }
+pub const HOOKS: Hooks = Hooks {
+    pair: Some(pair),
+    call: None,
+    observation: Some(observe),
+};
+
+fn pair(p: &Pair<'_>, out: &mut Vec<Finding>) {
+    if !p.is_retry_candidate() {
+        return;
     }
-    for o in cx.observations {
-        let Observation::Reconnect {
-            scope,
-            call,
-            id,
-            locators,
-            waited_ms,
-            asked_ms,
-        } = o
-        else {
-            continue;
-        };
-        out.push(Finding {
-            kind: FindingKind::RetryTooSoon,
-            severity: Severity::Low,
-            scope: scope.clone(),
-            ids: vec![id.clone()],
-            calls: vec![*call],
-            locators: locators.clone(),
-            detail: format!(
-                "the client reconnected {waited_ms} ms after the stream closed, but its SSE retry asked for {asked_ms} ms"
-            ),
-        });
+    let (prev, later) = (p.prev, p.later);
+    let (asked, what) = match (prev.retry_after_ms, prev.sse_retry_ms) {
+        (Some(ms), _) => (ms, "Retry-After"),
+        (None, Some(ms)) if prev.outcome.is_non_terminal() => (ms, "SSE retry"),
+        _ => return,
+    };
+    let (Some(from), Some(to)) = (prev.ended_at.or(prev.started_at), later.started_at) else {
+        return;
+    };
+    let waited = from.millis_until(to);
+    if waited < asked as i64 {
+        out.push(pair_finding(
+            FindingKind::RetryTooSoon,
+            Severity::Low,
+            prev,
+            later,
+            format!("re-sent {waited} ms after the response, but {what} asked for {asked} ms"),
+        ));
     }
+}
+
+fn observe(o: &Observation, _: &Judged, out: &mut Vec<Finding>) {
+    let Observation::Reconnect {
+        scope,
+        call,
+        id,
+        locators,
+        waited_ms,
+        asked_ms,
+    } = o
+    else {
+        return;
+    };
+    out.push(Finding {
+        kind: FindingKind::RetryTooSoon,
+        severity: Severity::Low,
+        scope: scope.clone(),
+        ids: vec![id.clone()],
+        calls: vec![*call],
+        locators: locators.clone(),
+        detail: format!(
+            "the client reconnected {waited_ms} ms after the stream closed, but its SSE retry asked for {asked_ms} ms"
+        ),
+    });
 }

@@ -3,7 +3,7 @@
 //!
 //! Fixture: `tests/fixtures/rules/suspicious_success.jsonl`.
 
-use super::{Context, RuleDoc};
+use super::{Hooks, Judged, RuleDoc};
 use crate::correlate::observe::Observation;
 use crate::correlate::Finding;
 use crate::model::{FindingKind, Severity};
@@ -25,30 +25,33 @@ pub const DOC: RuleDoc = RuleDoc {
     ],
 };
 
-pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for o in cx.observations {
-        let Observation::ErrorText {
-            scope,
-            call,
-            id,
-            tool,
-            locator,
-            text,
-        } = o
-        else {
-            continue;
-        };
-        out.push(Finding {
-            kind: FindingKind::SuspiciousSuccess,
-            severity: Severity::Low,
-            scope: scope.clone(),
-            ids: vec![id.clone()],
-            calls: vec![*call],
-            locators: vec![locator.clone()],
-            detail: format!(
-                "{tool} returned isError false (or absent), but its text reads like an error: {}",
-                text.trim().chars().take(120).collect::<String>()
-            ),
-        });
-    }
+pub const HOOKS: Hooks = Hooks {
+    observation: Some(observe),
+    ..Hooks::NONE
+};
+
+fn observe(o: &Observation, _: &Judged, out: &mut Vec<Finding>) {
+    let Observation::ErrorText {
+        scope,
+        call,
+        id,
+        tool,
+        locator,
+        text,
+    } = o
+    else {
+        return;
+    };
+    out.push(Finding {
+        kind: FindingKind::SuspiciousSuccess,
+        severity: Severity::Low,
+        scope: scope.clone(),
+        ids: vec![id.clone()],
+        calls: vec![*call],
+        locators: vec![locator.clone()],
+        detail: format!(
+            "{tool} returned isError false (or absent), but its text reads like an error: {}",
+            text.trim().chars().take(120).collect::<String>()
+        ),
+    });
 }

@@ -11,7 +11,8 @@
 //!
 //! Fixture: `tests/fixtures/rules/unexplained_repeat.jsonl`.
 
-use super::{pair_finding, Context, RuleDoc};
+use super::{pair_finding, Hooks, Pair, RuleDoc};
+use crate::correlate::attempts::origin;
 use crate::correlate::{Annotations, Finding, RetryOrigin};
 use crate::model::{FindingKind, Severity};
 
@@ -53,33 +54,36 @@ pub fn describe(a: Option<Annotations>) -> &'static str {
     }
 }
 
-pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for (a, prev, later) in cx.retry_candidates() {
-        if later.retry_origin != RetryOrigin::Unexplained {
-            continue;
-        }
-        let ann = later.annotations.unwrap_or_default();
-        let same_id = prev.id == later.id && prev.scope == later.scope;
-        let severity = if same_id || (ann.destructive == Some(true) && ann.read_only != Some(true))
-        {
-            Severity::High
-        } else if ann.safe_to_repeat() {
-            Severity::Low
-        } else {
-            Severity::Medium
-        };
-        out.push(pair_finding(
-            FindingKind::UnexplainedRepeat,
-            severity,
-            prev,
-            later,
-            format!(
-                "{} with the same arguments was sent again {}, with nothing in the protocol to explain it (the tool is {}){}",
-                later.tool.as_deref().unwrap_or("?"),
-                a.relation.describe(prev),
-                describe(later.annotations),
-                if same_id { "; the same id was re-sent" } else { "" }
-            ),
-        ));
+pub const HOOKS: Hooks = Hooks {
+    pair: Some(pair),
+    ..Hooks::NONE
+};
+
+fn pair(p: &Pair<'_>, out: &mut Vec<Finding>) {
+    let (prev, later) = (p.prev, p.later);
+    if !p.is_retry_candidate() || origin(p) != RetryOrigin::Unexplained {
+        return;
     }
+    let ann = later.annotations.unwrap_or_default();
+    let same_id = prev.id == later.id && prev.scope == later.scope;
+    let severity = if same_id || (ann.destructive == Some(true) && ann.read_only != Some(true)) {
+        Severity::High
+    } else if ann.safe_to_repeat() {
+        Severity::Low
+    } else {
+        Severity::Medium
+    };
+    out.push(pair_finding(
+        FindingKind::UnexplainedRepeat,
+        severity,
+        prev,
+        later,
+        format!(
+            "{} with the same arguments was sent again {}, with nothing in the protocol to explain it (the tool is {}){}",
+            later.tool.as_deref().unwrap_or("?"),
+            p.relation.describe(prev),
+            describe(later.annotations),
+            if same_id { "; the same id was re-sent" } else { "" }
+        ),
+    ));
 }

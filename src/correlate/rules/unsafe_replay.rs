@@ -5,9 +5,10 @@
 //!
 //! Fixture: `tests/fixtures/rules/unsafe_replay.jsonl`.
 
-use super::{pair_finding, Context, RuleDoc};
+use super::{pair_finding, Hooks, Pair, RuleDoc};
 use crate::correlate::execution::effect_unknown;
-use crate::correlate::{Annotations, Call, Finding};
+use crate::correlate::facts::CallFacts;
+use crate::correlate::{Annotations, Finding};
 use crate::model::{FindingKind, Severity};
 
 pub const DOC: RuleDoc = RuleDoc {
@@ -28,53 +29,55 @@ pub const DOC: RuleDoc = RuleDoc {
     ],
 };
 
-fn annotations(c: &Call) -> Annotations {
+fn annotations(c: &CallFacts) -> Annotations {
     c.annotations.unwrap_or_default()
 }
 
 /// Whether re-sending `prev` as `later` is an unsafe replay (given that `later` is
 /// a retry candidate).
-pub fn applies(prev: &Call, later: &Call) -> bool {
+pub fn applies(prev: &CallFacts, later: &CallFacts) -> bool {
     effect_unknown(prev) && !annotations(later).safe_to_repeat() && !later.mrtr_followup
 }
 
-pub fn check(cx: &Context<'_>, out: &mut Vec<Finding>) {
-    for (a, prev, later) in cx.retry_candidates() {
-        if !applies(prev, later) {
-            continue;
-        }
-        let ann = annotations(later);
-        let same_id = prev.id == later.id && prev.scope == later.scope;
-        let severity = if ann.destructive() || same_id {
-            Severity::High
-        } else {
-            Severity::Medium
-        };
-        let ev = &prev.verdict.evidence;
-        let wire: Vec<String> = ev
-            .http_statuses
-            .last()
-            .map(|s| format!("HTTP {s}"))
-            .into_iter()
-            .chain(ev.jsonrpc_code.map(|c| format!("JSON-RPC {c}")))
-            .collect();
-        let wire = if wire.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", wire.join(", "))
-        };
-        out.push(pair_finding(
-            FindingKind::UnsafeReplay,
-            severity,
-            prev,
-            later,
-            format!(
-                "{} was sent again {}{wire}, so the first attempt may have run; the tool is {} and its first effect is unknown{}",
-                later.tool.as_deref().unwrap_or("?"),
-                a.relation.describe(prev),
-                super::unexplained_repeat::describe(later.annotations),
-                if same_id { "; the same id was re-sent" } else { "" }
-            ),
-        ));
+pub const HOOKS: Hooks = Hooks {
+    pair: Some(pair),
+    ..Hooks::NONE
+};
+
+fn pair(p: &Pair<'_>, out: &mut Vec<Finding>) {
+    let (prev, later) = (p.prev, p.later);
+    if !p.is_retry_candidate() || !applies(prev, later) {
+        return;
     }
+    let ann = annotations(later);
+    let same_id = prev.id == later.id && prev.scope == later.scope;
+    let severity = if ann.destructive() || same_id {
+        Severity::High
+    } else {
+        Severity::Medium
+    };
+    let wire: Vec<String> = prev
+        .status
+        .map(|s| format!("HTTP {s}"))
+        .into_iter()
+        .chain(prev.jsonrpc_code.map(|c| format!("JSON-RPC {c}")))
+        .collect();
+    let wire = if wire.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", wire.join(", "))
+    };
+    out.push(pair_finding(
+        FindingKind::UnsafeReplay,
+        severity,
+        prev,
+        later,
+        format!(
+            "{} was sent again {}{wire}, so the first attempt may have run; the tool is {} and its first effect is unknown{}",
+            later.tool.as_deref().unwrap_or("?"),
+            p.relation.describe(prev),
+            super::unexplained_repeat::describe(later.annotations),
+            if same_id { "; the same id was re-sent" } else { "" }
+        ),
+    ));
 }
