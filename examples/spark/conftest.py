@@ -56,6 +56,8 @@ def spark():
         .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
+        # List the corpus on the driver: a parallel listing is a Spark job of its own.
+        .config("spark.sql.sources.parallelPartitionDiscovery.threshold", "1000")
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")

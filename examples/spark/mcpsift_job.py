@@ -4,15 +4,16 @@
 
 1. ``binaryFile`` reads every file under INPUT_DIR (recursively) as bytes;
 2. stage 1 (``mcpsift.calls``) runs per input inside ``mapInArrow``: read, pair,
-   classify, giving call records with their partition key;
+   classify, giving records with their partition key (the input's group);
 3. the records are grouped by that key and stage 2 (``mcpsift.correlate``) runs per
    group inside ``applyInArrow``: the cross-call rules in request order;
 4. OUTPUT_DIR/calls, OUTPUT_DIR/findings and OUTPUT_DIR/inputs are written as
    Parquet, with the columns of ``mcpsift.arrow`` (``docs/scale.md``).
 
-``--group folder`` (the default) correlates calls of inputs in the same folder only,
-as a folder of one recording session holds; ``--group all`` correlates across every
-input that shares a partition key. Inputs are named by their path under INPUT_DIR,
+``--group folder`` (the default) correlates the calls of inputs in the same folder,
+as a folder holds one recording (a day, a host, a test run); ``--group file``
+judges each input alone, as ``mcpsift analyze DIR`` does; ``--group all`` judges
+every input together, in one stage-2 task. Inputs are named by their path under INPUT_DIR,
 as ``mcpsift analyze`` names files given relative to it.
 """
 
@@ -28,9 +29,9 @@ import pyarrow as pa
 import mcpsift
 from mcpsift import arrow
 
-#: What stage 1 hands to stage 2: one row per call record (``kind`` "call") or per
-#: input (``kind`` "input", whose payload is the input record), and the files that
-#: are no input (``kind`` "skipped").
+#: What stage 1 gives: one row per input (``kind`` "input", the payload its input
+#: record) and one per stage-1 record (``kind`` "record", the payload its JSON text,
+#: ``group`` its partition key).
 STAGE1 = pa.schema(
     [
         ("kind", pa.string()),
@@ -53,6 +54,16 @@ def relative_name(uri: str, root: str) -> str:
     return uri[len(root):] if uri.startswith(root) else uri
 
 
+def group_of(name: str, group_by: str):
+    """The stage-1 group of an input: its folder, nothing (the input alone), or one
+    group for all."""
+    if group_by == "folder":
+        return posixpath.dirname(name)
+    if group_by == "all":
+        return ""
+    return None
+
+
 def stage_one(root: str, group_by: str, options: Dict[str, Any]):
     """The ``mapInArrow`` function: stage 1 for every file of each batch."""
 
@@ -63,16 +74,13 @@ def stage_one(root: str, group_by: str, options: Dict[str, Any]):
             contents = batch.column("content")
             for i, uri in enumerate(paths):
                 name = relative_name(uri, root)
-                folder = posixpath.dirname(name) if group_by == "folder" else ""
-                one = mcpsift.calls(name, contents[i].as_py(), walked=True, **options)
-                if one.skipped is not None:
-                    rows.append({"kind": "skipped", "group": None,
-                                 "payload": json.dumps({"path": name, "reason": one.skipped})})
-                    continue
-                rows.append({"kind": "input", "group": None, "payload": json.dumps(one.input)})
-                for rec in one.records:
-                    key = f"{folder}\x00{mcpsift.partition_key(rec)}"
-                    rows.append({"kind": "call", "group": key, "payload": json.dumps(rec)})
+                group = group_of(name, group_by)
+                # An archive gives one result per member.
+                for one in mcpsift.calls(name, contents[i].as_py(), group=group, **options):
+                    rows.append({"kind": "input", "group": None,
+                                 "payload": json.dumps(one["input"])})
+                    for key, record in one["records"]:
+                        rows.append({"kind": "record", "group": key, "payload": record})
             yield pa.RecordBatch.from_pylist(rows, schema=STAGE1)
 
     return run
@@ -82,8 +90,7 @@ def stage_two(options: Dict[str, Any]):
     """The ``applyInArrow`` function: stage 2 over one group's call records."""
 
     def run(table: pa.Table) -> pa.Table:
-        records = [json.loads(p) for p in table.column("payload").to_pylist()]
-        out = list(mcpsift.correlate(records, **options))
+        out = list(mcpsift.correlate(table.column("payload").to_pylist(), **options))
         calls = arrow.table([r for r in out if r["type"] == "call"], arrow.CALLS)
         findings = arrow.table([r for r in out if r["type"] == "finding"], arrow.FINDINGS)
         return pa.concat_tables(
@@ -114,7 +121,7 @@ def inputs_table(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 def run_job(spark, input_dir: str, output_dir: str, group_by: str = "folder",
             options: Dict[str, Any] | None = None) -> None:
-    """Reads INPUT_DIR, writes OUTPUT_DIR/{calls,findings,inputs,skipped} as Parquet."""
+    """Reads INPUT_DIR, writes OUTPUT_DIR/{calls,findings,inputs} as Parquet."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark import StorageLevel
@@ -135,9 +142,9 @@ def run_job(spark, input_dir: str, output_dir: str, group_by: str = "folder",
 
     one = files.mapInArrow(stage_one(root_uri, group_by, options), from_arrow_schema(STAGE1))
     one = one.persist(StorageLevel.MEMORY_AND_DISK)
-    calls = one.filter(F.col("kind") == "call")
+    records = one.filter(F.col("kind") == "record")
     two = (
-        calls.groupBy("group")
+        records.groupBy("group")
         .applyInArrow(stage_two(options), from_arrow_schema(STAGE2))
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
@@ -150,9 +157,6 @@ def run_job(spark, input_dir: str, output_dir: str, group_by: str = "folder",
     one.filter(F.col("kind") == "input").mapInArrow(
         inputs_table, from_arrow_schema(arrow.INPUTS)
     ).write.mode("overwrite").parquet(f"{output_dir}/inputs")
-    one.filter(F.col("kind") == "skipped").select("payload").write.mode("overwrite").json(
-        f"{output_dir}/skipped"
-    )
     two.unpersist()
     one.unpersist()
 
@@ -169,8 +173,9 @@ def main(argv: List[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("input_dir")
     parser.add_argument("output_dir")
-    parser.add_argument("--group", choices=["folder", "all"], default="folder",
-                        help="correlate calls within a folder (default) or across all inputs")
+    parser.add_argument("--group", choices=["folder", "file", "all"], default="folder",
+                        help="correlate calls of inputs in one folder (default), of each "
+                        "input alone (as mcpsift analyze DIR does), or of all inputs")
     parser.add_argument("--no-redact", action="store_true",
                         help="keep tokens, cookies and session ids as recorded")
     args = parser.parse_args(argv)

@@ -24,6 +24,9 @@ __all__ = [
     "analyze",
     "analyze_table",
     "analyze_tables",
+    "calls",
+    "correlate",
+    "partition_key",
     "Options",
 ]
 
@@ -128,3 +131,42 @@ def analyze_tables(inputs: Union[Input, Iterable[Input]], **options: Any) -> Dic
 def analyze_table(inputs: Union[Input, Iterable[Input]], **options: Any) -> Any:
     """Analyse as ``analyze`` does; return the calls as one pyarrow table."""
     return analyze_tables(inputs, **options)["calls"]
+
+
+def calls(name: str, data: bytes, *, group: "str | None" = None, **options: Any) -> List[Dict[str, Any]]:
+    """Stage 1 on one input: read, pair and classify its calls.
+
+    ``name`` stands where a path would in the records; ``data`` is the input's
+    bytes (compressed data and tar archives are opened as on the command line).
+    Returns one dict per input read (an archive gives one per member):
+
+    - ``input``: the input's ``input`` record (path, format, status, problems);
+    - ``failed``: True when the input, or a record of it, could not be read;
+    - ``records``: ``(partition_key, record)`` pairs, ``record`` being JSON text
+      that ``correlate`` reads back (calls, and what the input learnt about its
+      sessions and tools).
+
+    Inputs of one ``group`` (a session's log rotated into several files) share a
+    partition key, so stage 2 judges them together; without a group an input is
+    its own partition. Options: ``redact`` and the caps of ``analyze``.
+    """
+    opts = _options(dict(options))
+    return _native.stage_calls(name, bytes(data), opts, group)
+
+
+def correlate(records: Iterable[Union[str, bytes]], **options: Any) -> Iterator[Dict[str, Any]]:
+    """Stage 2 on the records of one partition key (from any number of inputs, in
+    any order): yields the final ``call`` records in request order, then the
+    ``finding`` records, as ``analyze`` yields them. Options: the windows of
+    ``analyze`` (``retry_window``, ``double_dispatch_window``, ``client_timeout``,
+    ``client_log_retry_window``). A record that is not stage-1 JSON raises
+    ``ValueError`` naming its position."""
+    opts = _options(dict(options))
+    texts = [r.decode() if isinstance(r, (bytes, bytearray)) else r for r in records]
+    return iter(_native.stage_correlate(texts, opts))
+
+
+def partition_key(group: str) -> str:
+    """The partition key of the inputs of ``group`` (by default an input's group is
+    its own name): records with equal keys must meet in one ``correlate``."""
+    return _native.partition_key(group)

@@ -1,16 +1,20 @@
 //! `mcpsift._native`: the Rust side of the Python package. It turns keyword options
 //! into a `Config` and a `Filter`, runs the library with the GIL released, applies
 //! the same passes as the command line (filters, then redaction) and hands back the
-//! `--format jsonl` records as Python dicts. The friendly signatures, Arrow tables and
-//! docstrings live in the Python layer (`mcpsift/__init__.py`).
+//! `--format jsonl` records as Python dicts; it also exposes the two stages
+//! (`mcpsift::stage`) with their records as JSON text, the form in which they cross
+//! machines. The friendly signatures, Arrow tables and docstrings live in the Python
+//! layer (`mcpsift/__init__.py`).
 
 use mcpsift::batch::{self, Input, Report};
 use mcpsift::config::{parse_duration_ms, Config, Limits, RetryWindows};
 use mcpsift::model::{FindingKind, Outcome};
 use mcpsift::report::{self, Filter, Redactor};
+use mcpsift::stage;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::pybacked::PyBackedBytes;
+use pyo3::pybacked::{PyBackedBytes, PyBackedStr};
+use pyo3::types::{PyDict, PyList};
 use serde_json::Value;
 use std::path::PathBuf;
 
@@ -222,6 +226,94 @@ fn analyze_bytes(
     }
 }
 
+impl Options {
+    /// Filters narrow a report; the stages make none, so a filter there is a mistake.
+    fn for_stage(&self, what: &str) -> PyResult<()> {
+        if self.filter.is_empty() {
+            Ok(())
+        } else {
+            Err(PyValueError::new_err(format!(
+                "{what}: the filters (tool, outcome, finding, scope) apply to analyze() only"
+            )))
+        }
+    }
+}
+
+/// Stage 1 over one named input given as bytes: one dict per input read (an archive
+/// gives one per member) with its `input` record, whether it `failed`, and its
+/// `records` as `(partition key, JSON text)` pairs.
+#[pyfunction]
+#[pyo3(signature = (name, data, options, group = None))]
+fn stage_calls<'py>(
+    py: Python<'py>,
+    name: String,
+    data: PyBackedBytes,
+    options: &Options,
+    group: Option<String>,
+) -> PyResult<Bound<'py, PyList>> {
+    options.for_stage("calls")?;
+    let opts = stage::Options {
+        group,
+        no_redact: !options.redact,
+    };
+    let ones = py.detach(|| {
+        stage::calls(&name, &data, &options.config, &opts)
+            .into_iter()
+            .map(|one| {
+                let records = one
+                    .records
+                    .iter()
+                    .map(|r| Ok((r.partition().to_owned(), serde_json::to_string(r)?)))
+                    .collect::<Result<Vec<_>, serde_json::Error>>()?;
+                Ok((one.input, one.failed, records))
+            })
+            .collect::<Result<Vec<_>, serde_json::Error>>()
+    });
+    let ones = ones.map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?;
+    let out = PyList::empty(py);
+    for (input, failed, records) in ones {
+        let d = PyDict::new(py);
+        d.set_item("input", to_python(py, &input)?)?;
+        d.set_item("failed", failed)?;
+        d.set_item("records", records)?;
+        out.append(d)?;
+    }
+    Ok(out)
+}
+
+/// Stage 2 over the records of one partition (JSON text from `stage_calls`, in any
+/// order): the final `call` records in request order, then the `finding` records.
+#[pyfunction]
+fn stage_correlate(
+    py: Python<'_>,
+    records: Vec<PyBackedStr>,
+    options: &Options,
+) -> PyResult<Records> {
+    options.for_stage("correlate")?;
+    let items = py.detach(|| -> Result<Vec<Value>, String> {
+        let records = records
+            .iter()
+            .enumerate()
+            .map(|(n, r)| {
+                serde_json::from_str::<stage::Record>(r)
+                    .map_err(|e| format!("record {n}: not a stage-1 record: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let out = stage::correlate(records, &options.config);
+        Ok(out.calls.into_iter().chain(out.findings).collect())
+    });
+    let items = items.map_err(PyValueError::new_err)?;
+    Ok(Records {
+        items: items.into_iter(),
+    })
+}
+
+/// The stage-2 partition of a group of inputs (`stage::partition_key`).
+#[pyfunction]
+fn partition_key(group: &str) -> String {
+    stage::partition_key(group)
+}
+
 /// A duration as the CLI spells it, in milliseconds (`None` when not one).
 #[pyfunction]
 fn parse_duration(text: &str) -> Option<u64> {
@@ -236,5 +328,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(analyze_paths, m)?)?;
     m.add_function(wrap_pyfunction!(analyze_bytes, m)?)?;
     m.add_function(wrap_pyfunction!(parse_duration, m)?)?;
+    m.add_function(wrap_pyfunction!(stage_calls, m)?)?;
+    m.add_function(wrap_pyfunction!(stage_correlate, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_key, m)?)?;
     Ok(())
 }
