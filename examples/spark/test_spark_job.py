@@ -15,18 +15,13 @@ import shutil
 import pyarrow.parquet as pq
 import pytest
 
+import lab_corpus
 import mcpsift_job
 import questions
-import split_session
 from mcpsift import arrow
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
-LAB = REPO / "lab" / "captures"
-
-RECORDINGS = ["exchanges.jsonl", "capture.har", "capture.pcap", "capture.pcapng"]
-# Split after the first attempt of a call that is sent again, so that the repeat,
-# the replay finding and the tool annotations (from tools/list) span both files.
-SPLITS = {"long_session_py": 149, "no_response_replay_py": 3}
+LAB = lab_corpus.LAB
 
 
 def _key(record):
@@ -48,20 +43,7 @@ def _placeless(record):
 @pytest.fixture(scope="module")
 def corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus")
-    whole, splits = [], {}
-    scenarios = sorted(d for d in LAB.iterdir() if d.is_dir())
-    for n, d in enumerate(scenarios):
-        (root / d.name).mkdir()
-        if d.name in SPLITS:
-            a, b = root / d.name / "part-1.jsonl", root / d.name / "part-2.jsonl"
-            split_session.split(str(d / "exchanges.jsonl"), SPLITS[d.name], str(a), str(b))
-            assert a.read_bytes() + b.read_bytes() == (d / "exchanges.jsonl").read_bytes()
-            splits[d.name] = d / "exchanges.jsonl"
-            continue
-        order = RECORDINGS[n % 4:] + RECORDINGS[: n % 4] + ["transcript.jsonl"]
-        src = next(d / f for f in order if (d / f).is_file())
-        shutil.copy(src, root / d.name / src.name)
-        whole.append(f"{d.name}/{src.name}")
+    whole, splits = lab_corpus.build(root)
     # A file that is no input: an input record with status error, as when named on
     # the command line. A folder's README is left out, as a directory walk does.
     shutil.copy(LAB / "baseline_py_json" / "expected.json", root / "baseline_py_json")
