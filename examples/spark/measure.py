@@ -14,6 +14,7 @@ import collections
 import json
 import os
 import pathlib
+import resource
 import subprocess
 import sys
 import tempfile
@@ -30,11 +31,17 @@ def build_corpus(root: pathlib.Path, copies: int) -> int:
     return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
 
 
-def time_cli(cli: str, root: pathlib.Path, threads: int) -> float:
-    t = time.perf_counter()
+def _children_cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def time_cli(cli: str, root: pathlib.Path, threads: int):
+    """(wall seconds, CPU seconds) of ``mcpsift analyze``."""
+    c, t = _children_cpu(), time.perf_counter()
     subprocess.run([cli, "analyze", str(root), "--format", "jsonl", "-q", "--threads", str(threads),
                     "-o", os.devnull], check=False)
-    return time.perf_counter() - t
+    return round(time.perf_counter() - t, 2), round(_children_cpu() - c, 2)
 
 
 def time_stages(root: pathlib.Path) -> dict:
@@ -43,25 +50,58 @@ def time_stages(root: pathlib.Path) -> dict:
 
     files = sorted(p for p in root.rglob("*") if p.is_file())
     parts = collections.defaultdict(list)
+    c0 = time.process_time()
     t0 = time.perf_counter()
     records = 0
+    record_bytes = 0
     for p in files:
         name = str(p.relative_to(root))
         for one in mcpsift.calls(name, p.read_bytes(), group=str(p.parent.relative_to(root))):
             for key, rec in one["records"]:
                 parts[key].append(rec)
                 records += 1
-    t1 = time.perf_counter()
+                record_bytes += len(rec)
+    t1, c1 = time.perf_counter(), time.process_time()
     out = sum(len(list(mcpsift.correlate(recs))) for recs in parts.values())
-    t2 = time.perf_counter()
-    return {"files": len(files), "records": records, "partitions": len(parts),
-            "stage1_s": t1 - t0, "stage2_s": t2 - t1, "stage2_out": out}
+    t2, c2 = time.perf_counter(), time.process_time()
+    return {"files": len(files), "records": records, "record_bytes": record_bytes,
+            "partitions": len(parts),
+            "stage1_wall_s": round(t1 - t0, 2), "stage1_cpu_s": round(c1 - c0, 2),
+            "stage2_wall_s": round(t2 - t1, 2), "stage2_cpu_s": round(c2 - c1, 2),
+            "stage2_out": out}
 
 
-def time_spark(root: pathlib.Path, cores: int) -> float:
-    """The job in a fresh JVM with ``local[cores]``; the time of run_job alone."""
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and its descendants, live or reaped, from /proc:
+    the JVM and the Python workers it started (Spark's own metrics leave the
+    workers out)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    parent, cpu = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(d)] = int(fields[1])
+        cpu[int(d)] = sum(int(x) for x in fields[11:15]) / tick
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        total += cpu.get(p, 0.0)
+        todo.extend(c for c, pp in parent.items() if pp == p)
+    return total
+
+
+def time_spark(root: pathlib.Path, cores: int, group: str = "folder"):
+    """The job in a fresh JVM with ``local[cores]``: (wall seconds, CPU seconds of
+    the JVM and its Python workers) of run_job alone, the JVM's start left out."""
     code = f"""
 import os, sys, time, tempfile
+sys.path.insert(0, {str(pathlib.Path(__file__).resolve().parent)!r})
+from measure import tree_cpu
 sys.path.insert(0, {str(HERE)!r})
 os.environ["PYSPARK_PYTHON"] = sys.executable
 os.environ["SPARK_LOCAL_IP"] = "127.0.0.1"
@@ -74,15 +114,17 @@ spark = (SparkSession.builder.master("local[{cores}]")
 spark.sparkContext.setLogLevel("ERROR")
 spark.sparkContext.addPyFile({str(HERE / "mcpsift_job.py")!r})
 out = tempfile.mkdtemp()
-t = time.perf_counter()
-mcpsift_job.run_job(spark, {str(root)!r}, out)
-print("SECONDS", time.perf_counter() - t)
+jvm = spark.sparkContext._gateway.proc.pid
+c, t = tree_cpu(jvm), time.perf_counter()
+mcpsift_job.run_job(spark, {str(root)!r}, out, {group!r})
+print("SECONDS", time.perf_counter() - t, tree_cpu(jvm) - c)
 spark.stop()
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     for line in proc.stdout.splitlines():
         if line.startswith("SECONDS"):
-            return float(line.split()[1])
+            _, wall, cpu = line.split()
+            return round(float(wall), 2), round(float(cpu), 2)
     raise RuntimeError(proc.stderr[-3000:])
 
 
@@ -91,18 +133,24 @@ def main() -> None:
     ap.add_argument("--copies", type=int, default=20)
     ap.add_argument("--cli", default=str(HERE.parents[1] / "target" / "release" / "mcpsift"))
     ap.add_argument("--runs", type=int, default=2)
+    ap.add_argument("--spark-only", action="store_true")
+    ap.add_argument("--group", default="folder", choices=["folder", "file", "all"])
+    ap.add_argument("--cores", type=int, nargs="+", default=[1, 2])
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         root = pathlib.Path(tmp) / "corpus"
         size = build_corpus(root, args.copies)
         result = {"copies": args.copies, "bytes": size, "cpu_count": os.cpu_count(),
+                  "group": args.group,
                   "load_before": os.getloadavg()}
-        result["stages_in_process"] = time_stages(root)
-        for threads in (1, 2):
-            result[f"cli_threads_{threads}_s"] = min(
+        if not args.spark_only:
+            result["stages_in_process"] = time_stages(root)
+        for threads in () if args.spark_only else (1, 2):
+            result[f"cli_threads_{threads}_wall_cpu_s"] = min(
                 time_cli(args.cli, root, threads) for _ in range(args.runs))
-        for cores in (1, 2):
-            result[f"spark_local_{cores}_s"] = min(time_spark(root, cores) for _ in range(args.runs))
+        for cores in args.cores:
+            result[f"spark_local_{cores}_wall_cpu_s"] = min(time_spark(root, cores, args.group)
+                                                        for _ in range(args.runs))
         result["load_after"] = os.getloadavg()
         print(json.dumps(result, indent=2))
 
