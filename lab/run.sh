@@ -41,6 +41,11 @@ install() {
     log "npm ci (package-lock.json)"
     npm ci --no-audit --no-fund --loglevel=error
   fi
+  # The Rust SDK (rmcp) peers: one release build from peers/rust/Cargo.lock into peers/rust/target
+  # (git-ignored; not part of the mcpsift build). cargo skips it when nothing changed.
+  command -v cargo >/dev/null || { log "cargo is needed for the rmcp peers (peers/rust)"; exit 2; }
+  log "cargo build --release --locked (peers/rust, rmcp)"
+  cargo build --release --locked --quiet --manifest-path peers/rust/Cargo.toml
 }
 
 [ "$(id -u)" = 0 ] || { log "run as root (tcpdump/dumpcap capture on lo, apt-get)"; exit 2; }

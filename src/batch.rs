@@ -86,9 +86,8 @@ impl Report {
     pub fn reinvocations(&self) -> usize {
         self.inputs
             .iter()
-            .flat_map(|i| &i.analysis.calls)
-            .filter(|c| c.retry_origin == crate::correlate::RetryOrigin::Reinvocation)
-            .count()
+            .map(|i| i.analysis.reinvocations() as usize)
+            .sum()
     }
 }
 
@@ -442,7 +441,7 @@ pub fn analyse_named(
         Ok(Err(e)) => vec![judged(path, Err(e), walked)],
         Ok(Ok(Opened::Stream(r))) => {
             vec![
-                guarded(|| judged(path.clone(), analyse_opened(r, config), walked))
+                guarded(|| judged(path.clone(), analyse_opened(&path, r, config), walked))
                     .unwrap_or_else(|bug| Ok(error_report(path, bug))),
             ]
         }
@@ -498,9 +497,10 @@ fn judged(path: String, result: Result<(Format, Analysis), IngestError>, walked:
                 } else {
                     Status::Ok
                 },
+                // "analysed", not "read": a Claude Desktop log of summary lines is read
+                // whole and still gives nothing to judge.
                 error: nothing_read.then(|| {
-                    "no record could be read: every one was rejected (the problems are listed)"
-                        .to_owned()
+                    "no record could be analysed (the problems listed say why)".to_owned()
                 }),
                 analysis,
                 stable_path: String::new(),
@@ -605,7 +605,10 @@ fn member_reports(
 ) -> Vec<Analysed> {
     match ingest::open_within(reader, &config.limits, &nesting.budget) {
         Err(e) => vec![judged(member, Err(e), true)],
-        Ok(Opened::Stream(r)) => vec![judged(member, analyse_opened(r, config), true)],
+        Ok(Opened::Stream(r)) => {
+            let analysis = analyse_opened(&member, r, config);
+            vec![judged(member, analysis, true)]
+        }
         Ok(Opened::Tar(r)) if nesting.depth < MAX_NESTING => {
             nesting.depth += 1;
             let reports = archive_members(&member, r, config, nesting);
@@ -631,10 +634,14 @@ pub fn analyse_input(input: &Input, config: &Config) -> Result<(Format, Analysis
 
 /// Analyses a stream `ingest::open` already decompressed (no second sniff for gzip).
 fn analyse_opened(
+    path: &str,
     reader: Box<dyn io::BufRead + '_>,
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
-    let mut sink = Correlator::with_windows(config.windows);
+    let mut sink = match &config.call_sinks {
+        Some(make) => Correlator::streaming(config.windows, (make.0)(path)),
+        None => Correlator::with_windows(config.windows),
+    };
     let format = ingest::read_stream(reader, &config.limits, &mut sink)?;
     Ok((format, sink.finish()))
 }

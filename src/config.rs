@@ -66,6 +66,22 @@ pub struct Config {
     pub windows: RetryWindows,
     /// Worker threads; 0 lets rayon decide.
     pub threads: usize,
+    /// Stream each input's judged calls to a sink made for it (by input path)
+    /// instead of keeping them: memory then does not grow with the calls.
+    pub call_sinks: Option<SinkFactory>,
+}
+
+/// Makes the `CallSink` of one input from its path.
+pub type MakeSink = dyn Fn(&str) -> Box<dyn crate::correlate::CallSink> + Send + Sync;
+
+/// Makes the `CallSink` of one input, given its path.
+#[derive(Clone)]
+pub struct SinkFactory(pub std::sync::Arc<MakeSink>);
+
+impl std::fmt::Debug for SinkFactory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SinkFactory")
+    }
 }
 
 /// A duration as a person writes it (`500ms`, `30s`, `2m`, `1h`; a bare number is

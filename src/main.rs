@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 use mcpsift::batch::{self, Input};
-use mcpsift::config::{Config, Limits, RetryWindows};
+use mcpsift::config::{Config, Limits, RetryWindows, SinkFactory};
 use mcpsift::explain;
 use mcpsift::model::{FindingKind, Outcome, Timestamp};
 use mcpsift::report::{
@@ -347,7 +347,29 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         Some(p) => Some(Baseline::load(p)?),
         None => None,
     };
+    let filter = Filter {
+        tools: args.tool.clone(),
+        outcomes: args.outcome.clone(),
+        findings: args.finding.clone(),
+        scopes: args.scope.clone(),
+    };
+    // JSONL on its own streams each input's calls to a spool as they are judged, so
+    // memory stays flat on any input; the other formats, filters and baselines need
+    // the calls at hand.
+    let stream = matches!(args.format, Format::Jsonl)
+        && filter.is_empty()
+        && baseline.is_none()
+        && args.write_baseline.is_none()
+        && args.report.is_none()
+        && args.html.is_none();
+    let call_sinks = stream.then(|| {
+        SinkFactory(std::sync::Arc::new(move |path: &str| {
+            Box::new(report::jsonl::Spool::new(path, redactor))
+                as Box<dyn mcpsift::correlate::CallSink>
+        }))
+    });
     let config = Config {
+        call_sinks,
         limits: Limits {
             max_record_bytes: args.max_record_bytes,
             max_decompressed_bytes: args.max_decompressed_bytes,
@@ -380,12 +402,6 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     };
 
     // Shared passes, in order: filters, baseline, redaction (report/mod.rs).
-    let filter = Filter {
-        tools: args.tool.clone(),
-        outcomes: args.outcome.clone(),
-        findings: args.finding.clone(),
-        scopes: args.scope.clone(),
-    };
     let unmatched = report::filter::unmatched(&report, &filter);
     report::filter::apply(&mut report, &filter);
     if let Some(path) = &args.write_baseline {

@@ -283,6 +283,106 @@ fn claude_desktop_mcp_log_keeps_servers_apart() {
     );
 }
 
+/// Real logs pasted into public issue threads (tests/fixtures/recorders/claude-desktop/public):
+/// two calls answered `isError: true`, from a July 2025 server log whose calls lack
+/// `arguments` (the client bug the thread reports).
+#[test]
+fn claude_desktop_public_log_with_tool_errors() {
+    let (r, err, code) = fixture("claude-desktop/public/filesystem-4188.log");
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(input(&r)["format"], "claude-desktop-log");
+    assert_eq!(
+        calls(&r, "client-log"),
+        vec![
+            c("17", "list_directory", "TOOL_ERROR"),
+            c("18", "list_directory", "TOOL_ERROR"),
+        ]
+    );
+    let second = r
+        .iter()
+        .find(|x| x["type"] == "call" && x["id"] == "18")
+        .unwrap();
+    assert_eq!(second["started_at"], "2025-07-23T04:20:58.401Z");
+    assert_eq!(second["ended_at"], "2025-07-23T04:20:58.402Z");
+}
+
+/// Every public excerpt with MCP messages is read as a Claude Desktop log without a
+/// single problem: server stderr between messages (npx, uv, mcp-remote), `%o` and
+/// plain multi-line blocks, `[error]` lines, both line orders, with and without the
+/// metadata suffix. None of them holds a `tools/call`, and a cancelled `initialize`
+/// is not one.
+#[test]
+fn claude_desktop_public_logs_without_calls_read_cleanly() {
+    for name in [
+        "desktopcommander-19.log",
+        "chatlog-166.log",
+        "airflow-20.log",
+        "kafka-1-mcp.log",
+        "rebe-go-sdk-395-mcp.log",
+        "obsidian-32.log",
+        "weather-mcp-remote-3.log",
+        "filesystem-summary-664.log",
+    ] {
+        let (r, err, code) = fixture(&format!("claude-desktop/public/{name}"));
+        assert_eq!(code, Some(0), "{name}: {err}");
+        let i = input(&r);
+        assert_eq!(i["format"], "claude-desktop-log", "{name}: {i}");
+        assert_eq!(i["status"], "ok", "{name}: {i}");
+        assert!(err.trim().is_empty(), "{name}: {err}");
+        assert!(calls(&r, "client-log").is_empty(), "{name}");
+    }
+}
+
+/// Logs of servers that never got to say anything are one error naming the format.
+#[test]
+fn claude_desktop_public_logs_without_messages_are_one_error() {
+    for name in ["apple-mail-70.log", "control-your-mac-70405.log"] {
+        let (r, err, code) = fixture(&format!("claude-desktop/public/{name}"));
+        assert_eq!(code, Some(2), "{name}: {err}");
+        assert_eq!(input(&r)["status"], "error", "{name}");
+        assert!(
+            err.contains("looks like a Claude Desktop MCP log, but it holds no MCP message"),
+            "{name}: {err}"
+        );
+    }
+}
+
+/// The summary form of mid-2026 (`method="tools/call" id=4 params`, no JSON): such a
+/// call cannot be judged, and the file says so once, at the first such line, instead of
+/// one "not JSON" problem per line. The first lines are the public excerpt's own.
+#[test]
+fn claude_desktop_summary_lines_name_the_calls_they_hide() {
+    let public = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/recorders/claude-desktop/public/filesystem-summary-664.log"),
+    )
+    .unwrap();
+    let text = format!(
+        "{public}2026-07-22T08:00:52.100Z [Filesystem] [info] Message from client: method=\"tools/call\" id=2 params {{ metadata: undefined }}\n\
+         2026-07-22T08:00:52.180Z [Filesystem] [info] Message from server: id=2 result {{ metadata: undefined }}\n\
+         2026-07-22T08:00:53.000Z [Filesystem] [info] Message from client: method=\"tools/call\" id=3 params {{ metadata: undefined }}\n"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mcp-server-Filesystem.log");
+    std::fs::write(&path, text).unwrap();
+    let (r, err, code) = run(&path);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(input(&r)["format"], "claude-desktop-log");
+    assert!(calls(&r, "client-log").is_empty());
+    // Nothing in it can be judged, so the input is an error, with the one problem.
+    assert_eq!(input(&r)["status"], "error");
+    assert!(
+        err.contains("line 8: 2 tools/call message(s) are logged as a summary"),
+        "{err}"
+    );
+    assert_eq!(
+        err.lines().filter(|l| l.contains("summary")).count(),
+        1,
+        "one problem, not one per line: {err}"
+    );
+    assert!(!err.contains("not a JSON object"), "{err}");
+}
+
 /// A file of each recorder's shape whose records are all unusable: one error that
 /// names the format, exit code 2, never "0 exchanges, status ok".
 #[test]

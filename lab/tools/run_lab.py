@@ -4,12 +4,12 @@
     python3 lab/tools/run_lab.py [scenario ...]       (default: all scenarios)
 
 For an HTTP scenario it starts, each by PID and stopped by PID:
-    server (TS or Python SDK) on 127.0.0.1:18082
+    server (TS, Python or Rust SDK) on 127.0.0.1:18082
     faultproxy.py             on 127.0.0.1:18081  -> server      (writes exchanges.jsonl)
     mitmdump reverse proxy    on 127.0.0.1:18080  -> faultproxy  (writes capture.har)
     tcpdump  -i lo 'tcp port 18080'                               (writes capture.pcap)
     dumpcap  -i lo 'tcp port 18080'                               (writes capture.pcapng)
-then the client (TS or Python SDK) against http://127.0.0.1:18080. All four captures therefore
+then the client (TS, Python or Rust SDK) against http://127.0.0.1:18080. All four captures therefore
 show the same client-facing traffic of the same run. A stdio scenario runs the client, which
 spawns stdio_tee.py, which spawns the server (writes transcript.jsonl).
 
@@ -36,6 +36,7 @@ CAPTURES = os.path.join(LAB, "captures")
 WORK = os.path.join(LAB, ".work")
 PY = os.path.join(LAB, ".venv-mcp", "bin", "python")
 MITMDUMP = os.path.join(LAB, ".venv-mitm", "bin", "mitmdump")
+RS_BIN = os.path.join(LAB, "peers", "rust", "target", "release")   # built by run.sh (cargo build --release)
 MITM_PORT, PROXY_PORT, SERVER_PORT = 18080, 18081, 18082
 HOST = "127.0.0.1"
 
@@ -165,12 +166,16 @@ def server_cmd(spec, port=SERVER_PORT):
     sdk, transport, flags = spec
     if sdk == "ts":
         return ["node", "peers/ts_server.mjs", "--transport", transport, "--port", str(port)] + flags
+    if sdk == "rs":
+        return [os.path.join(RS_BIN, "rs_server"), "--transport", transport, "--port", str(port)] + flags
     return [PY, "peers/py_server.py", "--transport", transport, "--port", str(port)] + flags
 
 
 def client_cmd(kind, plan_path):
     if kind == "ts":
         return ["node", "peers/ts_client.mjs", plan_path]
+    if kind == "rs":
+        return [os.path.join(RS_BIN, "rs_client"), plan_path]
     return [PY, "peers/py_client.py", plan_path]
 
 
@@ -313,7 +318,8 @@ def run_stdio(sc, out, work):
     tee = [sys.executable, os.path.join(LAB, "tools", "stdio_tee.py"), "--out", os.path.join(out, "transcript.jsonl"),
            "--"]
     server = server_cmd(sc["server"])
-    server[1] = os.path.join(LAB, server[1])
+    if sc["server"][0] != "rs":   # node/python script paths are relative to LAB; the Rust binary's is absolute
+        server[1] = os.path.join(LAB, server[1])
     plan = {"transport": "stdio", "command": tee + server, "steps": sc["steps"],
             "observe": os.path.join(work, "client_observed.json")}
     if sc.get("client_mode"):
@@ -432,8 +438,9 @@ def find_response(recs, call):
     return r, None
 
 
-def check_outcome(expected, r, m, recs, call):
-    """True when the evidence in the exchange records fits the declared outcome."""
+def check_outcome(expected, r, m, recs, call, cancelled=False):
+    """True when the evidence in the exchange records fits the declared outcome. cancelled: the client cancelled
+    this call, so its stream may also have been ended cleanly by the server (rmcp) without a response."""
     resp = r["response"]
     if expected == "NO_RESPONSE":
         return resp is None
@@ -446,7 +453,7 @@ def check_outcome(expected, r, m, recs, call):
     if expected == "MALFORMED_JSON":
         return 200 <= status < 300 and jloads(own["body"]) is None
     if expected == "STREAM_INCOMPLETE":
-        return m is None and recs[call["rec"]]["end"] != "complete" and \
+        return m is None and (cancelled or recs[call["rec"]]["end"] != "complete") and \
             (hdr(own["headers"], "content-type") or "").startswith("text/event-stream")
     if expected == "INVALID_ENVELOPE":
         b = jloads(own["body"])
@@ -605,7 +612,9 @@ def check_cancel(sc, out, recs, calls, facts):
             problems.append("a notifications/cancelled is on the wire")
         if i in late and cancels and tsec(cancels[0]["ts"]) <= tsec(rec["end_ts"]):
             problems.append(f"the cancel of id {c['id']!r} is not after its stream ended")
-        if rec["end"] == "complete":
+        if rec["end"] == "complete" and not (cancels and tsec(cancels[0]["ts"]) <= tsec(rec["end_ts"])):
+            # a stream that ended cleanly is a cancelled call's only if the server ended it after the cancel
+            # (the rmcp server does: terminating chunk, no response); ending before it, it completed
             problems.append(f"the cancelled call id={c['id']!r} completed")
         f = {"id": c["id"], "late": i in late, "cut_by_proxy": bool(rec.get("cut_by_proxy")),
              "jsonl_end": rec["end"], "closed_by": rec.get("closed_by"),
@@ -639,9 +648,10 @@ def verify_http(sc, out):
             problems.append(f"tools/call list differs: JSONL {key} vs {nm} {ok}")
     if len(calls) != len(sc["expect"]):
         problems.append(f"{len(calls)} tools/call on the wire, {len(sc['expect'])} expected")
-    for c, exp in zip(calls, sc["expect"]):
+    cancelled = set(sc.get("cancelled_calls") or [])
+    for i, (c, exp) in enumerate(zip(calls, sc["expect"])):
         r, m = find_response(recs, c)
-        if not check_outcome(exp, r, m, recs, c):
+        if not check_outcome(exp, r, m, recs, c, cancelled=i in cancelled):
             problems.append(f"call {c['tool']} id={c['id']!r}: evidence does not fit {exp}")
     problems += check_mrtr(recs, calls, sc["expect"])
     statuses = pcap_http_summary(os.path.join(out, "capture.pcap"))

@@ -1,6 +1,6 @@
 """Scenario catalogue of the mcpsift traffic lab.
 
-Each scenario names a real server (TS or Python SDK), a real client (TS or Python SDK) driven by a
+Each scenario names a real server (TS, Python or Rust SDK), a real client (TS, Python or Rust SDK) driven by a
 step plan, and the fault rules for faultproxy.py. `expect` lists the outcome of every tools/call
 request in wire order (retries included); run_lab.py checks each against the captures before it
 writes expected.json. Faults are modelled on the Cakewalk MCP Test Kitchen scenarios
@@ -487,5 +487,138 @@ add("sse_cut_cancel_retry_ts", "TS client -> TS server (--agent-tools), SSE. The
           "The re-send after that failure is an UNSAFE_REPLAY (sync_notes is annotated neither read-only nor "
           "idempotent) and, as in no_response_replay_*, not an UNEXPLAINED_REPEAT. cancelled_calls is left out on "
           "purpose. max_findings_above_info = 2.")
+
+# ---------------------------------------------------------------- the official Rust SDK (rmcp), issue 16
+# rs_server / rs_client (peers/rust, rmcp 3.11.0). The client connects with ServiceExt::serve (the SDK's default
+# lifecycle: initialize, 2025-11-25) unless the plan says mode 'auto'; the server runs in the SDK's default session
+# mode (Mcp-Session-Id, SSE with priming event ids) or, with --json, stateless with JSON answers.
+RS_SSE = ("rs", "streamable", [])
+RS_JSON = ("rs", "streamable", ["--json"])
+RS_SSE_STORE = ("rs", "streamable", ["--event-store"])
+add("baseline_rs_sse", "Rust client (rmcp, initialize, 2025-11-25) -> Rust server (rmcp, session mode, SSE "
+    "responses with priming event ids); read_note, slow_progress (3 progress notifications), delete_file. "
+    "rmcp puts a progressToken in the _meta of every request it sends, tools/call or not.",
+    RS_SSE, "rs", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline")
+add("baseline_rs_json", "Rust client -> Rust server with --json (stateless_mode + json_response): each request "
+    "POST is answered application/json, except a call that sends progress first, which falls back to SSE.",
+    RS_JSON, "rs", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline")
+add("tool_error_rs", "fail_tool returns a normal result with isError:true (produced by the rmcp server); a "
+    "read_note afterwards succeeds.",
+    RS_SSE, "rs", [FAIL, NOTE], ["TOOL_ERROR", "TOOL_SUCCESS"], cakewalk="errors.tool_error")
+add("http_503_then_200_rs", "The first tools/call POST gets 503 with an empty body and no Content-Type; the "
+    "client script catches the error and calls again after 500 ms; the second POST reaches the server (200).",
+    RS_SSE, "rs", [step(NOTE, on_error={"action": "retry", "delay_ms": 500})], ["HTTP_ERROR", "TOOL_SUCCESS"],
+    rules=[{"match": tc(nth=1), "action": {"type": "respond", "status": 503, "headers": [], "body": ""}}],
+    cakewalk="errors.http_status_sequence {statusCodes:[503,200]}")
+add("jsonrpc_error_rs", "The first tools/call is answered 200 application/json with a JSON-RPC error "
+    "{-32602 Invalid params} for its id instead of reaching the server; a second, different call succeeds.",
+    RS_SSE, "rs", [NOTE, DELETE], ["JSONRPC_ERROR", "TOOL_SUCCESS"],
+    rules=[{"match": tc(nth=1), "action": {"type": "respond", "status": 200,
+                                            "headers": [["Content-Type", "application/json"]],
+                                            "body": '{"jsonrpc":"2.0","id":{id},"error":{"code":-32602,'
+                                                    '"message":"Invalid params"}}'}}],
+    cakewalk="errors.jsonrpc_error")
+add("sse_cut_rs", "slow_progress's SSE response stream is cut by the proxy after the progress notifications and "
+    "before the final response (connection closed, no terminating chunk). The rmcp server gave every event an id "
+    "and a priming event with retry: 3000, so the rmcp client (SDK defaults) resumes with GET + Last-Event-ID; "
+    "the server answers each GET 200 with an empty stream (it keeps no events of a finished request), and the client "
+    "reconnects again and again until its 5 s request timeout, then POSTs notifications/cancelled. A later read_note "
+    "succeeds.",
+    RS_SSE, "rs", [step(SLOW, timeout_ms=5000), NOTE], ["STREAM_INCOMPLETE", "TOOL_SUCCESS"],
+    findings=["NON_TERMINAL", "RETRY_TOO_SOON"], late_cancel_calls=[0],
+    rules=[{"match": tc("slow_progress", 1), "action": {"type": "forward", "cut_before_response": True}}],
+    cakewalk="errors.connection_close (mid-stream variant)",
+    notes="Observed: after the cut (a stream error) the client reconnects at once, about 10 ms later, not after the "
+          "3 s the server's priming event asked for (RETRY_TOO_SOON); rmcp waits the server's retry only after a stream "
+          "that ended cleanly, and only once (it takes the value), so after the first empty replay stream it waits 3 s "
+          "and after the next ones its own backoff, 1 s. The "
+          "notifications/cancelled comes after the stream was cut, so the call is NON_TERMINAL above INFO, as in "
+          "sse_cut_cancel_retry_ts.")
+add("sse_cut_resumed_rs", "As sse_cut_rs, but the rmcp server keeps its events in an EventStore (--event-store, "
+    "in memory): after the cut the rmcp client resumes with GET + Last-Event-ID and the server replays the final "
+    "response on that GET stream, so the call completes.",
+    RS_SSE_STORE, "rs", [step(SLOW, timeout_ms=8000), NOTE], ["TOOL_SUCCESS", "TOOL_SUCCESS"],
+    findings=["RETRY_TOO_SOON"],
+    rules=[{"match": tc("slow_progress", 1), "action": {"type": "forward", "cut_before_response": True}}],
+    cakewalk="(2025-11-25 resumption; not a Cakewalk scenario)",
+    notes="The POST exchange itself ends 'closed' without the response; the response for the same id arrives on "
+          "a later GET exchange that carries Last-Event-ID. As in sse_cut_rs, the client resumes at once after the "
+          "cut although the server's priming event said retry: 3000, hence RETRY_TOO_SOON; the resumption itself "
+          "works.")
+add("wrong_id_rs", "The server's real JSON response to the first tools/call is passed on with its id replaced by "
+    "99999. The client never gets a response for its own id and gives up after its 3 s timeout; a later "
+    "read_note succeeds.",
+    RS_JSON, "rs", [step(NOTE, timeout_ms=3000), step(NOTE, args={"name": "todo"})],
+    ["INVALID_ENVELOPE", "TOOL_SUCCESS"], findings=["ID_MISMATCH"],
+    rules=[{"match": tc(nth=1), "action": {"type": "forward", "set_id": 99999}}],
+    cakewalk="errors.malformed_payload {kind:wrong_id}")
+add("malformed_json_rs", "The first tools/call is answered 200 application/json with the literal body "
+    "'{ not valid json'; a later read_note succeeds.",
+    RS_JSON, "rs", [step(NOTE, timeout_ms=3000), step(NOTE, args={"name": "todo"})],
+    ["MALFORMED_JSON", "TOOL_SUCCESS"],
+    rules=[{"match": tc(nth=1), "action": {"type": "respond", "status": 200,
+                                            "headers": [["Content-Type", "application/json"]],
+                                            "body": "{ not valid json"}}],
+    cakewalk="errors.malformed_payload {kind:invalid_json}")
+add("content_not_array_rs", "The server's real result for the first tools/call is passed on with result.content "
+    "turned from an array into its first object; a later read_note succeeds.",
+    RS_JSON, "rs", [step(NOTE, timeout_ms=3000), step(NOTE, args={"name": "todo"})],
+    ["INVALID_TOOL_RESULT", "TOOL_SUCCESS"],
+    rules=[{"match": tc(nth=1), "action": {"type": "forward", "content_not_array": True}}],
+    cakewalk="invalid_resource / invalid_prompt (schema-invalid result), applied to tools/call")
+add("rate_limit_429_rs", "The first tools/call gets 429 Too Many Requests with Retry-After: 2. The script waits "
+    "2.5 s (honours Retry-After) and calls again: 200.",
+    RS_SSE, "rs", [step(NOTE, on_error={"action": "retry", "delay_ms": 2500})], ["HTTP_ERROR", "TOOL_SUCCESS"],
+    rules=[{"match": tc(nth=1), "action": {"type": "respond", "status": 429,
+                                            "headers": [["Retry-After", "2"], ["Content-Type", "text/plain"]],
+                                            "body": "Too Many Requests"}}],
+    cakewalk="errors.http_status_per_method (429 instead of 401)")
+add("session_expired_404_rs", "After a first read_note, the session is terminated on the server (the proxy sends "
+    "the server a DELETE for it) just before the delete_file POST, so the rmcp server answers that POST 404. The "
+    "rmcp client's transport re-initializes by itself (reinit_on_expired_session, on by default) and re-sends the "
+    "same delete_file (same id) on the new session; the script does nothing.",
+    RS_SSE, "rs", [NOTE, DELETE], ["TOOL_SUCCESS", "HTTP_ERROR", "TOOL_SUCCESS"],
+    rules=[{"match": tc("delete_file", 1), "action": {"type": "forward", "expire_session_first": True}}],
+    cakewalk="(session expiry; 2025-era transports spec, not a Cakewalk scenario)")
+add("client_repeat_destructive_rs", "The client script calls delete_file, gets a successful result, and then sends "
+    "the same delete_file (same arguments, new id) again on its own.",
+    RS_SSE, "rs", [DELETE, DELETE], ["TOOL_SUCCESS"] * 2, findings=["UNEXPLAINED_REPEAT"],
+    cakewalk="(REP column of the Cakewalk table)")
+add("no_response_replay_rs", "The first delete_file POST is read by the proxy and the connection is closed without "
+    "any response. The script retries delete_file after 300 ms: a replay of a destructive call whose first attempt "
+    "may have run.",
+    RS_SSE, "rs", [step(DELETE, timeout_ms=3000, on_error={"action": "retry", "delay_ms": 300})],
+    ["NO_RESPONSE", "TOOL_SUCCESS"], findings=["NON_TERMINAL", "UNSAFE_REPLAY"],
+    rules=[{"match": tc("delete_file", 1), "action": {"type": "close"}}],
+    cakewalk="errors.connection_close {closeOn:tool_call}")
+add("stdio_rs", "stdio: the rmcp client launches stdio_tee.py, which launches the rmcp server and records every "
+    "line. read_note, slow_progress, fail_tool, delete_file, then the same delete_file again (unexplained "
+    "repeat).",
+    ("rs", "stdio", []), "rs", [NOTE, SLOW, FAIL, DELETE, DELETE],
+    ["TOOL_SUCCESS", "TOOL_SUCCESS", "TOOL_ERROR", "TOOL_SUCCESS", "TOOL_SUCCESS"],
+    findings=["UNEXPLAINED_REPEAT"], cakewalk="baseline / errors.tool_error")
+add("cancel_timeout_rs", "Rust client -> Rust server, SSE. slow_progress{steps:4, delay_ms:400} is called with a "
+    "request timeout of 700 ms (PeerRequestOptions::with_timeout), shorter than the tool's 1.6 s: the SDK's "
+    "timeout fires, it POSTs notifications/cancelled {requestId, reason:\"request timeout\"} and returns "
+    "ServiceError::Timeout. The script waits 1.5 s and calls read_note, which succeeds.",
+    RS_SSE, "rs", [NOTE, CANCEL_SLOW, {"op": "sleep", "ms": 1500}, step(NOTE, args={"name": "todo"})],
+    ["TOOL_SUCCESS", "STREAM_INCOMPLETE", "TOOL_SUCCESS"], findings=["NON_TERMINAL"],
+    cakewalk="(client cancellation; not a Cakewalk scenario)", cancelled_calls=[1], cancel={"notification": True},
+    max_findings_above_info=0,
+    notes="The client chose to stop waiting: NON_TERMINAL, but as a cancellation (INFO, with the reason), so no "
+          "finding above INFO.")
+add("baseline_rs_auto", "Rust client with ClientLifecycleMode::Auto (server/discover first) -> Rust server: the "
+    "probe succeeds and both sides speak the stateless 2026-07-28 revision (no initialize, no Mcp-Session-Id, "
+    "protocol metadata in every request's _meta, resultType on every result).",
+    RS_SSE, "rs", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline", client_mode="auto")
+add("cross_rs_client_py_server", "Rust client (initialize, 2025-11-25) -> Python server, SSE responses.",
+    PY_SSE, "rs", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline")
+add("cross_rs_client_ts_server", "Rust client (rmcp) -> TS server, Streamable HTTP with SSE responses.",
+    TS_SSE, "rs", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline")
+add("cross_ts_client_rs_server", "TS client -> Rust server (rmcp, session mode, SSE with event ids).",
+    RS_SSE, "ts", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="baseline")
+add("cross_py_client_rs_server", "Python client (auto: server/discover probe) -> Rust server (rmcp 3.11 knows "
+    "2026-07-28, so the probe succeeds and the session is stateless 2026-07-28).",
+    RS_SSE, "py", [NOTE, SLOW, DELETE], ["TOOL_SUCCESS"] * 3, cakewalk="compat.sdk_v2")
 
 SCENARIOS = {s["name"]: s for s in S}

@@ -113,6 +113,8 @@ impl Options {
                     )?,
                 },
                 threads,
+                // The records are built from the whole report, as `records()` needs.
+                call_sinks: None,
             },
             filter: Filter {
                 tools: tool,

@@ -388,6 +388,7 @@ impl Correlator {
             .get(scope)
             .and_then(|s| s.protocol_version.clone());
         let seen = self.requests.entry(scope.clone()).or_default();
+        let mut reuse = None;
         if let Some(prev) = seen.get(&id) {
             let same_call = &*prev.method == method && prev.key == key;
             let mrtr =
@@ -404,7 +405,7 @@ impl Correlator {
                 mrtr,
                 locator: locator.clone(),
             };
-            self.observations.push(obs);
+            reuse = Some(obs);
         }
         seen.insert(
             id,
@@ -414,6 +415,9 @@ impl Correlator {
                 answered: false,
             },
         );
+        if let Some(obs) = reuse {
+            self.observe(obs);
+        }
     }
 
     fn get_stream(&mut self, locator: &Locator, x: HttpExchange, items: Vec<Item>, scope: &Scope) {
@@ -471,7 +475,7 @@ impl Correlator {
             } else {
                 Stray::PlainGet
             };
-            self.observations.push(Observation::StrayResponse {
+            self.observe(Observation::StrayResponse {
                 scope: scope.clone(),
                 id: id.clone(),
                 request: None,
@@ -576,7 +580,7 @@ impl Correlator {
                 waited_ms: waited,
                 asked_ms: asked,
             };
-            self.observations.push(obs);
+            self.observe(obs);
         }
     }
 
@@ -690,7 +694,7 @@ impl Correlator {
                     .get(&s.scope)
                     .is_some_and(|m| m.contains_key(&id));
                 if !known {
-                    self.observations.push(Observation::StrayResponse {
+                    self.observe(Observation::StrayResponse {
                         scope: s.scope.clone(),
                         id,
                         request: None,

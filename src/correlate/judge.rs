@@ -31,6 +31,7 @@ const SWEEP_EVERY: u64 = 4096;
 /// A group: one tool with one canonical argument digest at one endpoint.
 type GroupKey = (Arc<str>, Option<Arc<str>>, u128);
 
+#[derive(Debug)]
 struct Hot {
     last: CallFacts,
     /// Its scope's ordinal when it was judged (calls of the scope before it).
@@ -38,6 +39,7 @@ struct Hot {
     count: u32,
 }
 
+#[derive(Debug)]
 struct Cold {
     count: u32,
     previous: Box<Previous>,
@@ -45,7 +47,8 @@ struct Cold {
     stamp: u64,
 }
 
-/// The stage-2 judge of one partition (an input, or a scope partition of many).
+/// The stage-2 judge of one partition (an input, or a group of inputs).
+#[derive(Debug)]
 pub struct Judge {
     windows: RetryWindows,
     /// The longest a cancelled call was waited for, so far: the client's real timeout.
@@ -64,6 +67,12 @@ pub struct Judge {
     /// What the hooks of the call being judged raise.
     scratch: Vec<Finding>,
     calls: u64,
+}
+
+impl Default for Judge {
+    fn default() -> Judge {
+        Judge::new(RetryWindows::default())
+    }
 }
 
 impl Judge {

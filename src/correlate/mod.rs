@@ -244,6 +244,43 @@ pub struct Analysis {
     /// told them: a stage 2 run over several files shares them across the files.
     pub scope_info: Vec<(Scope, ScopeInfo)>,
     pub tools: Vec<(String, Annotations)>,
+    /// Set when the calls were streamed to a `CallSink` (then `calls` is empty).
+    pub streamed: Option<Streamed>,
+}
+
+impl Analysis {
+    /// Calls of the input, kept or streamed.
+    pub fn call_count(&self) -> u64 {
+        match &self.streamed {
+            Some(s) => s.tally.calls,
+            None => self.calls.len() as u64,
+        }
+    }
+
+    /// Calls with outcome `o`, kept or streamed.
+    pub fn outcome_count(&self, o: Outcome) -> u64 {
+        match &self.streamed {
+            Some(s) => Outcome::ALL
+                .iter()
+                .position(|x| *x == o)
+                .and_then(|i| s.tally.outcomes.get(i))
+                .copied()
+                .unwrap_or(0),
+            None => self.calls.iter().filter(|c| c.verdict.outcome == o).count() as u64,
+        }
+    }
+
+    /// Re-invocations (the same call made again later), kept or streamed.
+    pub fn reinvocations(&self) -> u64 {
+        match &self.streamed {
+            Some(s) => s.tally.reinvocations,
+            None => self
+                .calls
+                .iter()
+                .filter(|c| c.retry_origin == RetryOrigin::Reinvocation)
+                .count() as u64,
+        }
+    }
 }
 
 /// What a scope's `initialize` (or `_meta`) said about its peers.
@@ -267,6 +304,70 @@ struct PendingStdio {
     /// request outstanding, with the problem to report if its real response follows.
     attributed: Option<(crate::jsonrpc::Item, Option<Problem>)>,
 }
+
+/// Where judged calls go when they are not kept in `Analysis::calls`: one at a
+/// time, in request order, each final (see `Correlator::streaming`).
+pub trait CallSink: Send {
+    fn call(&mut self, call: Call);
+    /// What the sink made of the calls (a spool of records), at the end of the input.
+    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send>;
+}
+
+/// Counts of an input's calls, kept as they are judged, for summaries of calls that
+/// were streamed out rather than kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub calls: u64,
+    /// By `Outcome::ALL` position.
+    pub outcomes: Vec<u64>,
+    pub reinvocations: u64,
+}
+
+impl Tally {
+    fn add(&mut self, c: &Call) {
+        self.calls += 1;
+        if self.outcomes.is_empty() {
+            self.outcomes = vec![0; Outcome::ALL.len()];
+        }
+        if let Some(i) = Outcome::ALL.iter().position(|o| *o == c.verdict.outcome) {
+            self.outcomes[i] += 1;
+        }
+        if c.retry_origin == RetryOrigin::Reinvocation {
+            self.reinvocations += 1;
+        }
+    }
+}
+
+/// The calls of an input that went to a `CallSink` instead of `Analysis::calls`.
+pub struct Streamed {
+    pub tally: Tally,
+    /// What the sink made of them (`CallSink::finish`).
+    pub product: Box<dyn std::any::Any + Send>,
+}
+
+impl std::fmt::Debug for Streamed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Streamed")
+            .field("tally", &self.tally)
+            .finish_non_exhaustive()
+    }
+}
+
+struct Emit(Box<dyn CallSink>);
+
+impl std::fmt::Debug for Emit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Emit")
+    }
+}
+
+/// Pending calls past which the oldest are judged and released before the input
+/// ends (about 2 KB each); an input with fewer is judged whole at its end.
+const RELEASE_AT: usize = 8192;
+/// A call released early must have been requested this long before the latest
+/// request seen: a capture delivers a call when it ends, so a slower call that
+/// started earlier can still come (it is then judged late, out of order).
+const LATENESS_MS: i64 = 120_000;
 
 /// The correlating sink for one input.
 #[derive(Debug, Default)]
@@ -295,15 +396,31 @@ pub struct Correlator {
     sessionless_inits: HashMap<Scope, u32>,
     /// One shared copy of each string many calls repeat (scopes, tools, versions).
     interned: HashSet<Arc<str>>,
-    /// What the pairers saw for the rules to judge.
-    observations: Vec<Observation>,
+    /// What the pairers saw for the rules to judge, naming calls by their order of
+    /// arrival until those are released (`released_obs` names them by final `seq`).
+    observations: Vec<(u64, Observation)>,
+    /// Observations whose calls were released, with their order of creation.
+    released_obs: Vec<(u64, Observation)>,
+    observations_made: u64,
+    /// Stage 2, fed as calls are released.
+    judge: judge::Judge,
+    /// The final `seq` of the next call released.
+    next_seq: usize,
+    /// Calls judged so far, in request order (unless they go to `emit`).
+    done: Vec<Call>,
+    emit: Option<Emit>,
+    tally: Tally,
+    /// Pending calls that trigger the next early release.
+    release_at: usize,
     /// HTTP cancellations that came before the call they name, with when they were sent.
     early_cancels: HashMap<(Scope, Id), Option<Timestamp>>,
-    windows: RetryWindows,
 }
 
 impl Sink for Correlator {
     fn exchange(&mut self, x: Exchange) {
+        if self.out.calls.len() >= self.release_at.max(RELEASE_AT) {
+            self.release(false);
+        }
         self.out.exchanges += 1;
         match x.payload {
             Payload::Http(http) => self.http(&x.locator, http),
@@ -398,9 +515,25 @@ impl Correlator {
     /// A correlator that judges repeats with these windows.
     pub fn with_windows(windows: RetryWindows) -> Correlator {
         Correlator {
-            windows,
+            judge: judge::Judge::new(windows),
             ..Correlator::default()
         }
+    }
+
+    /// A correlator that hands each call to `sink` once it is judged, instead of
+    /// keeping it in `Analysis::calls`: memory then follows the calls in flight and
+    /// the retry windows, not the input.
+    pub fn streaming(windows: RetryWindows, sink: Box<dyn CallSink>) -> Correlator {
+        Correlator {
+            emit: Some(Emit(sink)),
+            ..Correlator::with_windows(windows)
+        }
+    }
+
+    /// Records what a pairer saw, numbered so the rules see them in this order.
+    fn observe(&mut self, o: Observation) {
+        self.observations_made += 1;
+        self.observations.push((self.observations_made, o));
     }
 
     /// A shared copy of `s`: a large capture's calls repeat a handful of scopes,
@@ -523,7 +656,7 @@ impl Correlator {
                 .as_deref()
                 .filter(|t| crate::classify::reads_like_error(t))
             {
-                self.observations.push(Observation::ErrorText {
+                self.observe(Observation::ErrorText {
                     scope: scope.clone(),
                     call: self.seq,
                     id: id.clone(),
@@ -543,7 +676,7 @@ impl Correlator {
             } else {
                 Stray::OnCallStream
             };
-            self.observations.push(Observation::StrayResponse {
+            self.observe(Observation::StrayResponse {
                 scope: scope.clone(),
                 id: stray.clone(),
                 request: Some(id.clone()),
@@ -600,32 +733,108 @@ impl Correlator {
         self.seq += 1;
     }
 
-    /// Puts the calls in the order they were requested and numbers them so. A capture
-    /// records a call when its stream ends, so a long stream would otherwise come
-    /// after calls sent later; the observations that name calls follow the renumbering.
-    fn order_by_request(&mut self) {
-        let calls = &mut self.out.calls;
-        calls.sort_by(|a, b| {
-            (a.started_at, &a.locator, a.seq).cmp(&(b.started_at, &b.locator, b.seq))
-        });
-        let mut renumber: HashMap<usize, usize> = HashMap::with_capacity(calls.len());
-        for (i, c) in calls.iter_mut().enumerate() {
-            if c.seq != i {
-                renumber.insert(c.seq, i);
-                c.seq = i;
+    /// Judges and hands on pending calls in the order they were requested, numbering
+    /// them so: all of them at the end of the input (`all`), else those requested
+    /// `LATENESS_MS` before the latest request and, past `RELEASE_AT / 2` still
+    /// pending, the oldest. Calls still waiting for a resumption or the legacy stream
+    /// stay. A capture records a call when its stream ends, so a long stream would
+    /// otherwise come after calls sent later; observations follow the numbering.
+    fn release(&mut self, all: bool) {
+        let held: HashSet<usize> = self.open.iter().map(|o| o.call).collect();
+        let mut order: Vec<usize> = (0..self.out.calls.len())
+            .filter(|i| all || !held.contains(i))
+            .collect();
+        let key = |c: &Call| (c.started_at, c.locator.clone(), c.seq);
+        order.sort_by_cached_key(|&i| key(&self.out.calls[i]));
+        let go = if all {
+            order.len()
+        } else {
+            let latest = self.out.calls.iter().filter_map(|c| c.started_at).max();
+            let by_time = latest.map_or(0, |latest| {
+                order
+                    .iter()
+                    .take_while(|&&i| {
+                        self.out.calls[i]
+                            .started_at
+                            .is_some_and(|t| t.millis_until(latest) > LATENESS_MS)
+                    })
+                    .count()
+            });
+            by_time.max(order.len().saturating_sub(RELEASE_AT / 2))
+        };
+        let mut released = vec![false; self.out.calls.len()];
+        for &i in &order[..go] {
+            released[i] = true;
+        }
+        // Split the pending calls; the open streams' indices follow the kept ones.
+        let mut kept = Vec::with_capacity(self.out.calls.len() - go);
+        let mut new_index = vec![usize::MAX; self.out.calls.len()];
+        let mut slots: Vec<Option<Call>> = std::mem::take(&mut self.out.calls)
+            .into_iter()
+            .map(Some)
+            .collect();
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if !released[i] {
+                new_index[i] = kept.len();
+                kept.extend(slot.take());
             }
         }
-        if renumber.is_empty() {
-            return;
+        for o in &mut self.open {
+            o.call = new_index.get(o.call).copied().unwrap_or(usize::MAX);
         }
-        for o in &mut self.observations {
-            let call = match o {
-                Observation::StrayResponse { call: Some(c), .. } => c,
-                Observation::Reconnect { call, .. } | Observation::ErrorText { call, .. } => call,
-                _ => continue,
+        self.out.calls = kept;
+        let mut renumber: HashMap<usize, usize> = HashMap::with_capacity(go);
+        let input: Arc<str> = Arc::from("");
+        for &i in &order[..go] {
+            let Some(mut c) = slots[i].take() else {
+                continue;
             };
-            if let Some(&n) = renumber.get(call) {
-                *call = n;
+            if c.verdict.outcome.is_non_terminal() && self.expired_scopes.contains(&*c.scope) {
+                c.verdict.evidence.notes.push(
+                    "its session was later ended (404 on a request carrying the session id)"
+                        .to_owned(),
+                );
+            }
+            c.annotations = c
+                .tool
+                .as_ref()
+                .and_then(|t| self.annotations.get(&**t))
+                .copied();
+            renumber.insert(c.seq, self.next_seq);
+            c.seq = self.next_seq;
+            self.next_seq += 1;
+            c.judged(self.judge.call(c.facts(&input)));
+            self.tally.add(&c);
+            match &mut self.emit {
+                Some(Emit(sink)) => sink.call(c),
+                None => self.done.push(c),
+            }
+        }
+        self.release_at = 2 * self.out.calls.len();
+        // Observations that name a released call (or none) are final.
+        let pending = std::mem::take(&mut self.observations);
+        for (made, mut o) in pending {
+            let call = match &mut o {
+                Observation::StrayResponse { call: Some(c), .. } => Some(c),
+                Observation::Reconnect { call, .. } | Observation::ErrorText { call, .. } => {
+                    Some(call)
+                }
+                _ => None,
+            };
+            let ready = match call {
+                None => true,
+                Some(c) => match renumber.get(c) {
+                    Some(&n) => {
+                        *c = n;
+                        true
+                    }
+                    None => all,
+                },
+            };
+            if ready {
+                self.released_obs.push((made, o));
+            } else {
+                self.observations.push((made, o));
             }
         }
     }
@@ -654,33 +863,23 @@ impl Correlator {
             ));
         }
         self.finish_legacy();
-        for c in &mut self.out.calls {
-            if c.verdict.outcome.is_non_terminal() && self.expired_scopes.contains(&*c.scope) {
-                c.verdict.evidence.notes.push(
-                    "its session was later ended (404 on a request carrying the session id)"
-                        .to_owned(),
-                );
-            }
-        }
-        self.order_by_request();
-        for c in &mut self.out.calls {
-            c.annotations = c
-                .tool
-                .as_ref()
-                .and_then(|t| self.annotations.get(&**t))
-                .copied();
-        }
-        let input: Arc<str> = Arc::from("");
-        let mut judge = judge::Judge::new(self.windows);
-        for c in &mut self.out.calls {
-            c.judged(judge.call(c.facts(&input)));
-        }
-        self.out.findings = judge.finish(&self.observations);
-        self.out.observations = std::mem::take(&mut self.observations);
+        self.release(true);
+        self.out.calls = std::mem::take(&mut self.done);
+        self.released_obs.sort_by_key(|(n, _)| *n);
+        let observations: Vec<Observation> = self.released_obs.drain(..).map(|(_, o)| o).collect();
+        let judge = std::mem::take(&mut self.judge);
+        self.out.findings = judge.finish(&observations);
+        self.out.observations = observations;
         self.out.scope_info = self.scopes.into_iter().collect();
         self.out.scope_info.sort_by(|a, b| a.0.cmp(&b.0));
         self.out.tools = self.annotations.into_iter().collect();
         self.out.tools.sort_by(|a, b| a.0.cmp(&b.0));
+        if let Some(Emit(sink)) = self.emit.take() {
+            self.out.streamed = Some(Streamed {
+                tally: std::mem::take(&mut self.tally),
+                product: sink.finish(),
+            });
+        }
         self.out
     }
 }

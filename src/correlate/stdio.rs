@@ -129,7 +129,7 @@ impl Correlator {
                             };
                             match held {
                                 Some(p) => p.attributed = Some((held_item, None)),
-                                None => self.observations.push(Observation::StrayResponse {
+                                None => self.observe(Observation::StrayResponse {
                                     scope: scope.clone(),
                                     id,
                                     request: None,
@@ -206,7 +206,7 @@ impl Correlator {
         if let Some(problem) = problem {
             self.out.problems.push(problem);
         } else if let Some(m) = item.message() {
-            self.observations.push(Observation::StrayResponse {
+            self.observe(Observation::StrayResponse {
                 scope: scope.clone(),
                 id: m.id.clone().unwrap_or_else(|| Id::from_raw("null")),
                 request: None,

@@ -85,13 +85,16 @@ impl fmt::Display for Match {
 
 /// The conditions that match `report`, each with its count.
 pub fn evaluate(report: &Report, conditions: &[Condition]) -> Vec<Match> {
-    let calls = || report.inputs.iter().flat_map(|i| &i.analysis.calls);
     let findings = || report.inputs.iter().flat_map(|i| &i.analysis.findings);
     conditions
         .iter()
         .map(|&condition| {
             let count = match condition {
-                Condition::Outcome(o) => calls().filter(|c| c.verdict.outcome == o).count(),
+                Condition::Outcome(o) => report
+                    .inputs
+                    .iter()
+                    .map(|i| i.analysis.outcome_count(o) as usize)
+                    .sum(),
                 Condition::Finding(k) => findings().filter(|f| f.kind == k).count(),
                 Condition::Severity(s) => findings().filter(|f| f.severity >= s).count(),
             };

@@ -5,6 +5,7 @@
 use crate::batch::{InputReport, Report};
 use crate::correlate::{Call, Finding};
 use crate::model::{FindingKind, Outcome};
+use crate::report::redact::Redactor;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::io::{self, Write};
@@ -21,7 +22,7 @@ pub fn input_record(ir: &InputReport) -> Value {
         o.insert("error".into(), json!(e));
     }
     o.insert("exchanges".into(), json!(ir.analysis.exchanges));
-    o.insert("calls".into(), json!(ir.analysis.calls.len()));
+    o.insert("calls".into(), json!(ir.analysis.call_count()));
     for (key, list) in [
         ("problems", &ir.analysis.problems),
         ("notices", &ir.analysis.notices),
@@ -220,12 +221,11 @@ pub fn finding_record(input: &str, f: &Finding) -> Value {
 fn summary_record(report: &Report) -> Value {
     let mut outcomes = Map::new();
     for o in Outcome::ALL {
-        let n = report
+        let n: u64 = report
             .inputs
             .iter()
-            .flat_map(|i| &i.analysis.calls)
-            .filter(|c| c.verdict.outcome == *o)
-            .count();
+            .map(|i| i.analysis.outcome_count(*o))
+            .sum();
         outcomes.insert(o.as_str().into(), json!(n));
     }
     let mut findings = Map::new();
@@ -244,7 +244,7 @@ fn summary_record(report: &Report) -> Value {
         "inputs_with_errors": report.inputs.iter().filter(|i| i.has_errors()).count(),
         "skipped": report.skipped.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect::<Vec<_>>(),
         "exchanges": report.inputs.iter().map(|i| i.analysis.exchanges).sum::<u64>(),
-        "calls": report.inputs.iter().map(|i| i.analysis.calls.len()).sum::<usize>(),
+        "calls": report.inputs.iter().map(|i| i.analysis.call_count()).sum::<u64>(),
         "outcomes": outcomes,
         "findings": findings,
         // The same call made again later: counted so a long session's re-reads show,
@@ -294,6 +294,14 @@ pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     for ir in &report.inputs {
         serde_json::to_writer(&mut *w, &input_record(ir))?;
         w.write_all(b"\n")?;
+        if let Some(spool) = ir
+            .analysis
+            .streamed
+            .as_ref()
+            .and_then(|s| s.product.downcast_ref::<Spool>())
+        {
+            spool.copy_to(w)?;
+        }
         for c in &ir.analysis.calls {
             // Straight to the writer: the bulk of any large report.
             serde_json::to_writer(&mut *w, &call_rec(&ir.path, c))?;
@@ -323,4 +331,77 @@ pub fn write_json(report: &Report, w: &mut dyn Write) -> io::Result<()> {
         Ok(())
     })?;
     w.write_all(b"\n  ]\n}\n")
+}
+
+/// Call records of one input written as its calls are judged (`--format jsonl`
+/// without filters or a baseline), kept in memory up to `SPOOL_MEMORY` and in an
+/// unlinked temporary file past it, until the input's turn to be printed: output
+/// stays in input order while memory stays flat.
+pub struct Spool {
+    input: String,
+    redactor: Redactor,
+    memory: Vec<u8>,
+    file: Option<std::fs::File>,
+    /// The first error writing the file, reported when the spool is read.
+    error: Option<io::Error>,
+}
+
+/// Bytes of call records a spool keeps in memory before it moves to a file.
+pub const SPOOL_MEMORY: usize = 4 << 20;
+
+impl Spool {
+    pub fn new(input: &str, redactor: Redactor) -> Spool {
+        Spool {
+            input: redactor.text(input).into_owned(),
+            redactor,
+            memory: Vec::new(),
+            file: None,
+            error: None,
+        }
+    }
+
+    fn spill(&mut self) -> io::Result<()> {
+        let file = match &mut self.file {
+            Some(f) => f,
+            None => self.file.insert(tempfile::tempfile()?),
+        };
+        file.write_all(&self.memory)?;
+        self.memory.clear();
+        Ok(())
+    }
+
+    /// Writes every record spooled, in order.
+    pub fn copy_to(&self, w: &mut dyn Write) -> io::Result<()> {
+        if let Some(e) = &self.error {
+            return Err(io::Error::new(
+                e.kind(),
+                format!("spooling the calls of {}: {e}", self.input),
+            ));
+        }
+        if let Some(f) = &self.file {
+            use std::io::{Seek, SeekFrom};
+            let mut f = f;
+            f.seek(SeekFrom::Start(0))?;
+            io::copy(&mut f, w)?;
+        }
+        w.write_all(&self.memory)
+    }
+}
+
+impl crate::correlate::CallSink for Spool {
+    fn call(&mut self, mut call: Call) {
+        self.redactor.call(&mut call);
+        // Writing to a Vec cannot fail; a record that cannot serialize is a bug.
+        let _ = serde_json::to_writer(&mut self.memory, &call_rec(&self.input, &call));
+        self.memory.push(b'\n');
+        if self.memory.len() >= SPOOL_MEMORY && self.error.is_none() {
+            if let Err(e) = self.spill() {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
 }

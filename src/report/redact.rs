@@ -24,7 +24,7 @@
 //! the rules need JSON-aware quoting (`"` and `\"`), which is awkward in a regex.
 
 use crate::batch::Report;
-use crate::correlate::short_hash;
+use crate::correlate::{short_hash, Call};
 use aho_corasick::AhoCorasick;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -390,6 +390,38 @@ impl Redactor {
 
     /// Redacts every string of a report that an emitter may print. Session ids seen
     /// in `Mcp-Session-Id` headers are also replaced wherever else they appear.
+    /// Redacts one call on its own (streamed output), knowing only its own session
+    /// id: the one it most often repeats in its notes and timeline.
+    pub fn call(&self, c: &mut Call) {
+        if !self.enabled {
+            return;
+        }
+        let session = c
+            .timeline
+            .as_ref()
+            .and_then(|t| t.session_id.clone())
+            .filter(|s| s.len() >= 8);
+        let (simple, complex) = match &session {
+            Some(s) if s.bytes().all(is_id_char) => (
+                [(s.as_str(), format!("session:{}", short_hash(s)))]
+                    .into_iter()
+                    .collect(),
+                Vec::new(),
+            ),
+            Some(s) => (
+                Default::default(),
+                vec![(s.as_str(), format!("session:{}", short_hash(s)))],
+            ),
+            None => (Default::default(), Vec::new()),
+        };
+        Known {
+            inner: *self,
+            simple,
+            complex,
+        }
+        .call(c);
+    }
+
     pub fn report(&self, report: &mut Report) {
         if !self.enabled {
             return;
@@ -506,6 +538,42 @@ impl Known<'_> {
         self.inner.value(v);
     }
 
+    fn call(&self, c: &mut Call) {
+        c.scope.map_text(|s| self.string(s));
+        self.arc(&mut c.endpoint);
+        self.arc_option(&mut c.tool);
+        self.arc_option(&mut c.protocol_version);
+        self.arc_option(&mut c.client);
+        self.arc_option(&mut c.server);
+        self.option(&mut c.request_state);
+        self.option(&mut c.returned_state);
+        if let Some(t) = &mut c.timeline {
+            self.string(&mut t.request_line);
+            self.option(&mut t.content_type);
+            self.option(&mut t.recorder_note);
+            if let Some(id) = &mut t.session_id {
+                *id = format!("session:{}", short_hash(id));
+            }
+            for e in &mut t.events {
+                self.string(&mut e.event);
+                self.option(&mut e.id);
+                self.string(&mut e.what);
+            }
+        }
+        let ev = &mut c.verdict.evidence;
+        self.option(&mut ev.content_type);
+        self.option(&mut ev.error_message);
+        if let Some(d) = &mut ev.error_data {
+            self.value(d);
+        }
+        self.option(&mut ev.result_type);
+        self.option(&mut ev.excerpt);
+        self.option(&mut ev.request_state);
+        self.option(&mut ev.result_text);
+        ev.notes.iter_mut().for_each(|n| self.string(n));
+        ev.notifications.iter_mut().for_each(|n| self.string(n));
+    }
+
     fn report(&self, report: &mut Report) {
         // The filters echo what was typed, which can be anything.
         self.string(&mut report.filters);
@@ -526,39 +594,7 @@ impl Known<'_> {
                 self.string(&mut f.detail);
             }
             for c in &mut a.calls {
-                c.scope.map_text(|s| self.string(s));
-                self.arc(&mut c.endpoint);
-                self.arc_option(&mut c.tool);
-                self.arc_option(&mut c.protocol_version);
-                self.arc_option(&mut c.client);
-                self.arc_option(&mut c.server);
-                self.option(&mut c.request_state);
-                self.option(&mut c.returned_state);
-                if let Some(t) = &mut c.timeline {
-                    self.string(&mut t.request_line);
-                    self.option(&mut t.content_type);
-                    self.option(&mut t.recorder_note);
-                    if let Some(id) = &mut t.session_id {
-                        *id = format!("session:{}", short_hash(id));
-                    }
-                    for e in &mut t.events {
-                        self.string(&mut e.event);
-                        self.option(&mut e.id);
-                        self.string(&mut e.what);
-                    }
-                }
-                let ev = &mut c.verdict.evidence;
-                self.option(&mut ev.content_type);
-                self.option(&mut ev.error_message);
-                if let Some(d) = &mut ev.error_data {
-                    self.value(d);
-                }
-                self.option(&mut ev.result_type);
-                self.option(&mut ev.excerpt);
-                self.option(&mut ev.request_state);
-                self.option(&mut ev.result_text);
-                ev.notes.iter_mut().for_each(|n| self.string(n));
-                ev.notifications.iter_mut().for_each(|n| self.string(n));
+                self.call(c);
             }
         }
     }

@@ -9,12 +9,16 @@
 //!   stack traces) are interleaved and skipped;
 //! - `mcp.log` interleaves servers and each restart starts ids again at 0, so
 //!   `tools/call` requests are paired with their answers here, per server and per
-//!   `initialize`, and become client-log calls (`source: claude-desktop`).
+//!   `initialize`, and become client-log calls (`source: claude-desktop`);
+//! - versions from mid-2026 log a summary instead of the JSON
+//!   (`Message from client: method="tools/list" id=1 params`): such a line is an MCP
+//!   message without a body, so a `tools/call` in that form cannot be judged and the
+//!   file gets one problem saying how many there were.
 
 use super::Tally;
 use crate::config::Limits;
 use crate::ingest::jsonl::read_line_capped;
-use crate::ingest::{IngestError, Problem};
+use crate::ingest::{IngestError, Kind, Level, Problem};
 use crate::model::{ClientCall, ClientResult, Exchange, Locator, Payload, Timestamp};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -72,6 +76,34 @@ pub fn looks_like(head: &str) -> bool {
         .any(|l| parse_line(l).is_some_and(|p| MARKERS.iter().any(|m| p.rest.starts_with(m))))
 }
 
+/// A message logged as a summary, `method="NAME" id=ID params` (requests and
+/// notifications) or `id=ID result|error` (answers), with nothing of its body.
+#[derive(Debug, PartialEq)]
+struct Summary<'a> {
+    method: Option<&'a str>,
+}
+
+/// Reads the summary form, with or without the ` { metadata: … }` suffix; `None` for
+/// anything else (which is then read as JSON and reported if it is not).
+fn parse_summary(text: &str) -> Option<Summary<'_>> {
+    let text = text.split(" { metadata").next().unwrap_or(text).trim();
+    let mut method = None;
+    let mut seen = false;
+    for token in text.split_ascii_whitespace() {
+        if let Some(m) = token.strip_prefix("method=\"") {
+            method = Some(m.strip_suffix('"')?);
+        } else if let Some(id) = token.strip_prefix("id=") {
+            if id.is_empty() {
+                return None;
+            }
+        } else if !matches!(token, "params" | "result" | "error") {
+            return None;
+        }
+        seen = true;
+    }
+    seen.then_some(Summary { method })
+}
+
 /// A `tools/call` seen from the client, waiting for its answer.
 struct Pending {
     call: ClientCall,
@@ -95,6 +127,8 @@ pub fn read(
     let mut servers: HashMap<String, Server> = HashMap::new();
     let mut buf = Vec::new();
     let mut line_no = 0u64;
+    // `tools/call` lines logged as summaries: (how many, the first one's line).
+    let mut summarised_calls: (u64, u64) = (0, 0);
     while let Some((total, _)) = read_line_capped(&mut reader, &mut buf, limits.max_record_bytes)? {
         line_no += 1;
         let locator = Locator::Line { line: line_no };
@@ -112,6 +146,16 @@ pub fn read(
             (None, Some(json)) => (false, json),
             (None, None) => continue,
         };
+        if let Some(summary) = parse_summary(json) {
+            tally.used += 1;
+            if from_client && summary.method == Some("tools/call") {
+                if summarised_calls.0 == 0 {
+                    summarised_calls.1 = line_no;
+                }
+                summarised_calls.0 += 1;
+            }
+            continue;
+        }
         if cut {
             tally.problem(Problem::cap(
                 locator,
@@ -219,6 +263,19 @@ pub fn read(
         }
         emit(tally, p);
     }
+    if summarised_calls.0 > 0 {
+        tally.problem(Problem::of(
+            Level::Problem,
+            Kind::Skipped,
+            Locator::Line {
+                line: summarised_calls.1,
+            },
+            format!(
+                "{} tools/call message(s) are logged as a summary (method=\"tools/call\" id=…) without their JSON, as Claude Desktop does from mid-2026; those calls cannot be judged",
+                summarised_calls.0
+            ),
+        ));
+    }
     let mut names: Vec<_> = servers.keys().cloned().collect();
     names.sort();
     for name in names {
@@ -243,4 +300,31 @@ fn emit(tally: &mut Tally, p: Pending) {
         locator: Locator::Line { line: p.line },
         payload: Payload::ClientLog(p.call),
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_lines_are_recognised_and_nothing_else_is() {
+        let m = |t| parse_summary(t).map(|s| s.method);
+        assert_eq!(
+            m(r#"method="tools/list" id=1 params { metadata: undefined }"#),
+            Some(Some("tools/list"))
+        );
+        assert_eq!(
+            m(r#"method="notifications/initialized""#),
+            Some(Some("notifications/initialized"))
+        );
+        assert_eq!(m("id=0 result { metadata: undefined }"), Some(None));
+        assert_eq!(m("id=7 error"), Some(None));
+        // JSON, a cut line, free text: not a summary.
+        assert_eq!(m(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#), None);
+        assert_eq!(m(r#"{"method":"tools/call","par"#), None);
+        assert_eq!(m("hello world"), None);
+        assert_eq!(m(r#"method="tools/call id=3 params"#), None);
+        assert_eq!(m("id= result"), None);
+        assert_eq!(m(""), None);
+    }
 }
