@@ -25,11 +25,16 @@ LAB = lab_corpus.LAB
 
 
 def _key(record):
-    return json.dumps(record, sort_keys=True)
+    # Times as Parquet gives them back (microseconds; arrow.canonical_time).
+    r = dict(record)
+    for k in ("started_at", "ended_at"):
+        if r.get(k) is not None:
+            r[k] = arrow.canonical_time(r[k])
+    return json.dumps(r, sort_keys=True)
 
 
 def _sorted(records):
-    return sorted(records, key=_key)
+    return sorted(map(_key, records))
 
 
 def _placeless(record):

@@ -7,7 +7,10 @@ and ``ended_at`` become ``timestamp[us, UTC]``; a JSON-RPC id becomes its JSON t
 (``location``, ``previous_attempt``, ``timeline``, ``locations``, ``problems``)
 become JSON text, which DuckDB (``json_extract``) and Spark SQL
 (``get_json_object``) read. ``records`` turns rows back into the dicts ``analyze``
-yields, so a table (or Parquet written from one) loses nothing.
+yields, so a table (or Parquet written from one) loses nothing, with one exception:
+a time with sub-microsecond digits (a nanosecond pcapng) is printed by the CLI with
+six digits, ``…:02.123000Z``; the table keeps microseconds and gives back the text
+the instant needs, ``…:02.123Z`` (``canonical_time``).
 """
 
 from __future__ import annotations
@@ -116,6 +119,11 @@ def _time_text(value: Any) -> Any:
     frac = value.microsecond
     tail = f"{frac // 1000:03d}" if frac % 1000 == 0 else f"{frac:06d}"
     return value.strftime("%Y-%m-%dT%H:%M:%S.") + tail + "Z"
+
+
+def canonical_time(text: Any) -> Any:
+    """The text ``records`` gives back for a time the CLI printed as ``text``."""
+    return _time_text(_time(text))
 
 
 def _row(record: Dict[str, Any], schema: pa.Schema) -> Dict[str, Any]:
