@@ -8,7 +8,8 @@
 3. the records are grouped by that key and stage 2 (``mcpsift.correlate``) runs per
    group inside ``applyInArrow``: the cross-call rules in request order;
 4. OUTPUT_DIR/calls, OUTPUT_DIR/findings and OUTPUT_DIR/inputs are written as
-   Parquet, with the columns of ``mcpsift.arrow`` (``docs/scale.md``).
+   Parquet, with the columns of ``mcpsift.arrow``; OUTPUT_DIR/skipped lists the files
+   that are no input, as JSON lines (``docs/spark.md``).
 
 ``--group folder`` (the default) correlates the calls of inputs in the same folder,
 as a folder holds one recording (a day, a host, a test run); ``--group file``
@@ -30,8 +31,9 @@ import mcpsift
 from mcpsift import arrow
 
 #: What stage 1 gives: one row per input (``kind`` "input", the payload its input
-#: record) and one per stage-1 record (``kind`` "record", the payload its JSON text,
-#: ``group`` its partition key).
+#: record), one per stage-1 record (``kind`` "record", the payload its JSON text,
+#: ``group`` its partition key), and one per file that is no input (``kind``
+#: "skipped", the payload its path and the reason).
 STAGE1 = pa.schema(
     [
         ("kind", pa.string()),
@@ -76,7 +78,12 @@ def stage_one(root: str, group_by: str, options: Dict[str, Any]):
                 name = relative_name(uri, root)
                 group = group_of(name, group_by)
                 # An archive gives one result per member.
-                for one in mcpsift.calls(name, contents[i].as_py(), group=group, **options):
+                data = contents[i].as_py()
+                for one in mcpsift.calls(name, data, group=group, walked=True, **options):
+                    if one["skipped"] is not None:
+                        rows.append({"kind": "skipped", "group": None, "payload": json.dumps(
+                            {"path": name, "reason": one["skipped"]})})
+                        continue
                     rows.append({"kind": "input", "group": None,
                                  "payload": json.dumps(one["input"])})
                     for key, record in one["records"]:
@@ -121,7 +128,8 @@ def inputs_table(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 def run_job(spark, input_dir: str, output_dir: str, group_by: str = "folder",
             options: Dict[str, Any] | None = None) -> None:
-    """Reads INPUT_DIR, writes OUTPUT_DIR/{calls,findings,inputs} as Parquet."""
+    """Reads INPUT_DIR, writes OUTPUT_DIR/{calls,findings,inputs} as Parquet and
+    OUTPUT_DIR/skipped as JSON lines."""
     from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import from_arrow_schema
     from pyspark import StorageLevel
@@ -157,6 +165,9 @@ def run_job(spark, input_dir: str, output_dir: str, group_by: str = "folder",
     one.filter(F.col("kind") == "input").mapInArrow(
         inputs_table, from_arrow_schema(arrow.INPUTS)
     ).write.mode("overwrite").parquet(f"{output_dir}/inputs")
+    one.filter(F.col("kind") == "skipped").select("payload").write.mode("overwrite").text(
+        f"{output_dir}/skipped"
+    )
     two.unpersist()
     one.unpersist()
 

@@ -49,10 +49,9 @@ def _placeless(record):
 def corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus")
     whole, splits = lab_corpus.build(root)
-    # A file that is no input: an input record with status error, as when named on
-    # the command line. A folder's README is left out, as a directory walk does.
+    # A file that is no input, skipped as a directory walk skips it, and a folder's
+    # README, left out as a walk leaves it out.
     shutil.copy(LAB / "baseline_py_json" / "expected.json", root / "baseline_py_json")
-    whole.append("baseline_py_json/expected.json")
     (root / "README.md").write_text("captures of the lab\n")
     return root, whole, splits
 
@@ -66,6 +65,8 @@ def job_output(spark, corpus, tmp_path_factory):
         "calls": arrow.records(pq.read_table(out / "calls"), "call"),
         "findings": arrow.records(pq.read_table(out / "findings"), "finding"),
         "inputs": arrow.records(pq.read_table(out / "inputs"), "input"),
+        "skipped": [json.loads(line) for f in sorted((out / "skipped").glob("part-*"))
+                    for line in f.read_text().splitlines()],
         "dir": out,
     }
 
@@ -117,11 +118,15 @@ def test_a_session_split_over_two_files_equals_the_cli_on_the_whole_log(job_outp
         assert any(f["kind"] == "UNSAFE_REPLAY" for f in _of(whole, "finding")), name
 
 
-def test_input_records_equal_the_cli(job_output, reference):
+def test_input_records_equal_the_cli_and_non_inputs_are_skipped(job_output, corpus, reference, cli):
+    root, _, _ = corpus
     records, _, parts = reference
     assert _sorted(job_output["inputs"]) == _sorted(_of(records, "input") + _of(parts, "input"))
-    errors = [i["path"] for i in job_output["inputs"] if i["status"] == "error"]
-    assert errors == ["baseline_py_json/expected.json"]
+    # The CLI walking the folder skips the same file for the same reason.
+    walked = cli(["baseline_py_json"], cwd=root)[-1]["skipped"]
+    assert job_output["skipped"] == [
+        {"path": "baseline_py_json/expected.json", "reason": walked[0]["reason"]}
+    ]
     assert "README.md" not in {i["path"] for i in job_output["inputs"]}
 
 

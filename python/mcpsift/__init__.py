@@ -133,7 +133,9 @@ def analyze_table(inputs: Union[Input, Iterable[Input]], **options: Any) -> Any:
     return analyze_tables(inputs, **options)["calls"]
 
 
-def calls(name: str, data: bytes, *, group: "str | None" = None, **options: Any) -> List[Dict[str, Any]]:
+def calls(
+    name: str, data: bytes, *, group: "str | None" = None, walked: bool = False, **options: Any
+) -> List[Dict[str, Any]]:
     """Stage 1 on one input: read, pair and classify its calls.
 
     ``name`` stands where a path would in the records; ``data`` is the input's
@@ -144,14 +146,17 @@ def calls(name: str, data: bytes, *, group: "str | None" = None, **options: Any)
     - ``failed``: True when the input, or a record of it, could not be read;
     - ``records``: ``(partition_key, record)`` pairs, ``record`` being JSON text
       that ``correlate`` reads back (calls, and what the input learnt about its
-      sessions and tools).
+      sessions and tools);
+    - ``skipped``: None, or, with ``walked=True``, why the file is no input at all
+      (empty, binary, unrecognised, a log with no MCP record), as a directory walk
+      skips it; ``input`` is then None.
 
     Inputs of one ``group`` (a session's log rotated into several files) share a
     partition key, so stage 2 judges them together; without a group an input is
     its own partition. Options: ``redact`` and the caps of ``analyze``.
     """
     opts = _options(dict(options))
-    return _native.stage_calls(name, bytes(data), opts, group)
+    return _native.stage_calls(name, bytes(data), opts, group, walked)
 
 
 def correlate(records: Iterable[Union[str, bytes]], **options: Any) -> Iterator[Dict[str, Any]]:

@@ -243,34 +243,55 @@ impl Options {
 
 /// Stage 1 over one named input given as bytes: one dict per input read (an archive
 /// gives one per member) with its `input` record, whether it `failed`, and its
-/// `records` as `(partition key, JSON text)` pairs.
+/// `records` as `(partition key, JSON text)` pairs. With `walked`, a file that is no
+/// input at all gives one dict whose `skipped` says why, as a directory walk does.
 #[pyfunction]
-#[pyo3(signature = (name, data, options, group = None))]
+#[pyo3(signature = (name, data, options, group = None, walked = false))]
 fn stage_calls<'py>(
     py: Python<'py>,
     name: String,
     data: PyBackedBytes,
     options: &Options,
     group: Option<String>,
+    walked: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     options.for_stage("calls")?;
     let opts = stage::Options {
         group,
         no_redact: !options.redact,
     };
-    let ones = py.detach(|| {
-        stage::calls(&name, &data, &options.config, &opts)
-            .into_iter()
-            .map(|one| {
-                let records = one
-                    .records
-                    .iter()
-                    .map(|r| Ok((r.partition().to_owned(), serde_json::to_string(r)?)))
-                    .collect::<Result<Vec<_>, serde_json::Error>>()?;
-                Ok((one.input, one.failed, records))
-            })
-            .collect::<Result<Vec<_>, serde_json::Error>>()
+    let (ones, skipped) = py.detach(|| {
+        let ones = stage::calls(&name, &data, &options.config, &opts);
+        // Only an input that failed with nothing read can be no input at all.
+        let suspect = walked
+            && ones.len() == 1
+            && ones[0].failed
+            && ones[0].records.is_empty()
+            && ones[0].input.get("exchanges").and_then(Value::as_u64) == Some(0);
+        let skipped = suspect
+            .then(|| not_an_input(&name, &data, &options.config))
+            .flatten();
+        (ones, skipped)
     });
+    if let Some(why) = skipped {
+        let d = PyDict::new(py);
+        d.set_item("input", py.None())?;
+        d.set_item("failed", false)?;
+        d.set_item("records", PyList::empty(py))?;
+        d.set_item("skipped", why)?;
+        return PyList::new(py, [d]);
+    }
+    let ones = ones
+        .into_iter()
+        .map(|one| {
+            let records = one
+                .records
+                .iter()
+                .map(|r| Ok((r.partition().to_owned(), serde_json::to_string(r)?)))
+                .collect::<Result<Vec<_>, serde_json::Error>>()?;
+            Ok((one.input, one.failed, records))
+        })
+        .collect::<Result<Vec<_>, serde_json::Error>>();
     let ones = ones.map_err(|e| PyValueError::new_err(format!("{name}: {e}")))?;
     let out = PyList::empty(py);
     for (input, failed, records) in ones {
@@ -278,9 +299,29 @@ fn stage_calls<'py>(
         d.set_item("input", to_python(py, &input)?)?;
         d.set_item("failed", failed)?;
         d.set_item("records", records)?;
+        d.set_item("skipped", py.None())?;
         out.append(d)?;
     }
     Ok(out)
+}
+
+/// Why a walked file is no input (empty, binary, unrecognised, a log with no MCP
+/// record), as `batch` decides it for a directory walk; `None` when it is one.
+/// `stage::calls` reads every file as a named one; only a file that failed with
+/// nothing read is read again here, so good inputs are read once.
+fn not_an_input(name: &str, data: &[u8], config: &Config) -> Option<String> {
+    let probe = Config {
+        threads: 1,
+        ..config.clone()
+    };
+    let mut skipped = None;
+    for a in batch::analyse_named(name.to_owned(), Box::new(data), true, &probe) {
+        match a {
+            Ok(_) => return None,
+            Err((_, why)) => skipped = Some(why),
+        }
+    }
+    skipped
 }
 
 /// Stage 2 over the records of one partition (JSON text from `stage_calls`, in any

@@ -88,3 +88,16 @@ def test_filters_are_refused_by_the_stages():
         mcpsift.calls("x", b"", tool="t")
     with pytest.raises(ValueError, match="analyze"):
         list(mcpsift.correlate([], outcome="NO_RESPONSE"))
+
+
+def test_a_walked_file_that_is_no_input_is_skipped_as_a_walk_skips_it(lab, cli):
+    notes = lab / "baseline_py_json" / "expected.json"
+    (named,) = mcpsift.calls("expected.json", notes.read_bytes())
+    assert named["failed"] and named["skipped"] is None and named["input"]["status"] == "error"
+    (walked,) = mcpsift.calls("expected.json", notes.read_bytes(), walked=True)
+    assert walked["input"] is None and walked["records"] == []
+    reason = [s["reason"] for s in cli([lab / "baseline_py_json"])[-1]["skipped"]]
+    assert walked["skipped"] in reason
+    # A real input is not touched by walked=True.
+    data = (lab / "stdio_py" / "transcript.jsonl").read_bytes()
+    assert mcpsift.calls("t.jsonl", data, walked=True) == mcpsift.calls("t.jsonl", data)
