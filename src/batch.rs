@@ -632,16 +632,21 @@ pub fn analyse_input(input: &Input, config: &Config) -> Result<(Format, Analysis
     analyse_reader(reader, config)
 }
 
+/// The correlator of input `path`: streaming its calls when the config says so.
+fn correlator(path: &str, config: &Config) -> Correlator {
+    match &config.call_sinks {
+        Some(make) => Correlator::streaming(config.windows, (make.0)(path)),
+        None => Correlator::with_windows(config.windows),
+    }
+}
+
 /// Analyses a stream `ingest::open` already decompressed (no second sniff for gzip).
 fn analyse_opened(
     path: &str,
     reader: Box<dyn io::BufRead + '_>,
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
-    let mut sink = match &config.call_sinks {
-        Some(make) => Correlator::streaming(config.windows, (make.0)(path)),
-        None => Correlator::with_windows(config.windows),
-    };
+    let mut sink = correlator(path, config);
     let format = ingest::read_stream(reader, &config.limits, &mut sink)?;
     Ok((format, sink.finish()))
 }
@@ -651,7 +656,7 @@ pub fn analyse_reader(
     reader: impl Read,
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
-    let mut sink = Correlator::with_windows(config.windows);
+    let mut sink = correlator("", config);
     let format = ingest::ingest(reader, &config.limits, &mut sink)?;
     Ok((format, sink.finish()))
 }

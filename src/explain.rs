@@ -113,7 +113,7 @@ fn outcome(o: Outcome) -> Explanation {
         Outcome::StreamIncomplete => (
             "A 2xx response (usually text/event-stream) ended before a terminal response for this id arrived, and no resumption completed it. HTTP 200 only says the stream started.",
             "MCP 2025-06-18, Transports §Streamable HTTP (the server sends the response on the stream, then closes it; a disconnect is not a cancellation) and §Resumability and Redelivery; WHATWG HTML §Server-sent events",
-            &["a proxy or load balancer timeout that cuts long streams", "the server crashed or restarted mid-call", "a buffering proxy that holds SSE events", "the client gave up and closed the stream (end: client_closed)"],
+            &["a proxy or load balancer timeout that cuts long streams", "the server crashed or restarted mid-call", "a buffering proxy that holds SSE events", "the client gave up and closed the stream (end: client_closed)", "over HTTP/2: the server reset the stream (end: stream_reset) or shut the connection down with GOAWAY (end: goaway)"],
             &["the tool may have run: do not replay a non-idempotent tool without checking its side effect", "look at the SSE events in the timeline: priming only, progress, then nothing?", "2025 era: the client should resume with GET and Last-Event-ID; 2026: re-POST with a new id", "check proxy idle timeouts against the tool's run time"],
         ),
         Outcome::NoResponse => (

@@ -32,6 +32,16 @@ def note(ev):
 
 
 def target():
+    if plan["transport"] == "streamable" and plan.get("http2"):
+        # HTTP/2 only: "prior-knowledge" (h2c, preface without Upgrade) or "tls" (ALPN h2; SSLKEYLOGFILE is
+        # honoured by the ssl context httpx2 builds). The SDK takes a ready client in place of its factory's.
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+        from mcp.shared._httpx_utils import MCP_DEFAULT_SSE_READ_TIMEOUT, MCP_DEFAULT_TIMEOUT
+        verify = plan.get("cafile", True)
+        http = httpx2.AsyncClient(http1=False, http2=True, verify=verify,
+                                  timeout=httpx2.Timeout(MCP_DEFAULT_TIMEOUT, read=MCP_DEFAULT_SSE_READ_TIMEOUT))
+        return streamable_http_client(plan["url"], http_client=http)
     if plan["transport"] == "streamable":
         return plan["url"]
     if plan["transport"] == "legacy-sse":

@@ -1,7 +1,9 @@
 """Real MCP server built on the official Python SDK (mcp, pinned in lab/requirements.txt).
 
 Usage: python py_server.py --transport streamable|legacy-sse|stdio [--port N] [--json] [--stateless] [--mrtr]
-      [--agent-tools] [--host H]
+      [--agent-tools] [--host H] [--h2 [--certfile F --keyfile F]]
+--h2 serves the same Streamable HTTP app under hypercorn, which speaks HTTP/2: cleartext h2c (prior
+knowledge or Upgrade: h2c) without a certificate, h2 over TLS (ALPN h2) with --certfile/--keyfile.
 Loopback only by default. Tools: read_note, delete_file, fail_tool, slow_progress (same as ts_server.mjs).
 --mrtr adds confirm_delete, whose `confirm` parameter is filled by an elicitation (Resolve + Elicit):
 on a 2026-07-28 request the SDK answers round 1 with resultType "input_required" (inputRequests +
@@ -26,6 +28,9 @@ ap.add_argument("--stateless", action="store_true")
 ap.add_argument("--mrtr", action="store_true")
 ap.add_argument("--agent-tools", action="store_true")
 ap.add_argument("--host", default="127.0.0.1")
+ap.add_argument("--h2", action="store_true")
+ap.add_argument("--certfile")
+ap.add_argument("--keyfile")
 args = ap.parse_args()
 
 mcp = MCPServer("lab-py-server", version="1.0.0", log_level="WARNING")
@@ -116,6 +121,18 @@ if args.agent_tools:
 print(f"[py_server] {args.transport} port={args.port} json={args.json}", file=sys.stderr, flush=True)
 if args.transport == "stdio":
     mcp.run("stdio")
+elif args.transport == "streamable" and args.h2:
+    # uvicorn (what mcp.run uses) speaks only HTTP/1.1; hypercorn serves the same ASGI app over HTTP/2.
+    from hypercorn.asyncio import serve
+    from hypercorn.config import Config as HyperConfig
+    cfg = HyperConfig()
+    cfg.bind = [f"{args.host}:{args.port}"]
+    cfg.alpn_protocols = ["h2"]  # over TLS: h2 only, so the capture cannot fall back to HTTP/1.1
+    if args.certfile:
+        cfg.certfile, cfg.keyfile = args.certfile, args.keyfile
+    cfg.loglevel = "WARNING"
+    app = mcp.streamable_http_app(json_response=args.json, stateless_http=args.stateless)
+    asyncio.run(serve(app, cfg))
 elif args.transport == "streamable":
     mcp.run("streamable-http", host=args.host, port=args.port, json_response=args.json, stateless_http=args.stateless)
 elif args.transport == "legacy-sse":

@@ -348,7 +348,10 @@ impl Correlator {
             return;
         }
         let ended_before = c.timeline.as_ref().and_then(|t| {
-            let server_end = matches!(t.end, End::Closed | End::Reset);
+            let server_end = matches!(
+                t.end,
+                End::Closed | End::Reset | End::StreamReset | End::GoAway
+            );
             (server_end && t.end_ts.is_some() && sent.is_some() && t.end_ts < sent).then_some(t.end)
         });
         if let Some(end) = ended_before {
@@ -387,9 +390,8 @@ impl Correlator {
             .scopes
             .get(scope)
             .and_then(|s| s.protocol_version.clone());
-        let seen = self.requests.entry(scope.clone()).or_default();
         let mut reuse = None;
-        if let Some(prev) = seen.get(&id) {
+        if let Some(prev) = self.requests.get(scope).and_then(|s| s.get(&id)) {
             let same_call = &*prev.method == method && prev.key == key;
             let mrtr =
                 params.get("inputResponses").is_some() || params.get("requestState").is_some();
@@ -407,7 +409,8 @@ impl Correlator {
             };
             reuse = Some(obs);
         }
-        seen.insert(
+        self.requests.insert(
+            scope,
             id,
             SeenRequest {
                 method: method.into(),

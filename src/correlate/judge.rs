@@ -24,7 +24,13 @@ use std::sync::Arc;
 
 /// Groups past every window kept as counts; beyond it the oldest are forgotten (a
 /// re-invocation after that many other distinct calls counts as a first attempt).
-pub const COLD_GROUPS: usize = 1 << 20;
+pub const COLD_GROUPS: usize = 1 << 16;
+/// Groups kept whole: a capture of thousands of calls a second holds more than this
+/// inside one retry window, and then the oldest move to the counts early (a retry
+/// of a call this many distinct calls back is then not seen as one).
+pub const HOT_GROUPS: usize = 1 << 15;
+/// Scopes whose call counts are kept; past it the idlest half is forgotten.
+pub const SCOPES: usize = 1 << 16;
 /// Calls judged between sweeps of the hot groups.
 const SWEEP_EVERY: u64 = 4096;
 
@@ -57,8 +63,8 @@ pub struct Judge {
     cold: HashMap<GroupKey, Cold>,
     cold_order: VecDeque<(u64, GroupKey)>,
     stamp: u64,
-    /// Calls judged so far per scope.
-    ordinals: HashMap<Scope, u32>,
+    /// Calls judged so far per scope, and when the scope was last seen (`calls`).
+    ordinals: HashMap<Scope, (u32, u64)>,
     /// INPUT_REQUIRED calls waiting for a follow-up of their scope and tool.
     awaiting_followup: Vec<CallFacts>,
     judged: Judged,
@@ -112,10 +118,18 @@ impl Judge {
                 self.observed_timeout_ms = Some(self.observed_timeout_ms.map_or(g, |t| t.max(g)));
             }
         }
+        if self.hot.len() > HOT_GROUPS {
+            self.shrink_hot();
+        }
+        if self.ordinals.len() > SCOPES {
+            self.forget_idle_scopes();
+        }
+        let now = self.calls;
         let ordinal = {
-            let n = self.ordinals.entry(later.scope.clone()).or_insert(0);
-            *n += 1;
-            *n - 1
+            let n = self.ordinals.entry(later.scope.clone()).or_insert((0, now));
+            n.0 += 1;
+            n.1 = now;
+            n.0 - 1
         };
         let key: GroupKey = (later.endpoint.clone(), later.tool.clone(), later.arguments);
         let mut judgement = Judgement::default();
@@ -196,7 +210,7 @@ impl Judge {
             .max(self.windows.double_dispatch_ms);
         let timeout = self.client_timeout_ms();
         let ordinals = &self.ordinals;
-        let mut gone = Vec::new();
+        let mut gone: Vec<GroupKey> = Vec::new();
         for (key, h) in &self.hot {
             let c = &h.last;
             // An MRTR follow-up may come any time after input_required.
@@ -210,12 +224,38 @@ impl Judge {
             let past = match (end, c.started_at) {
                 (Some(end), Some(_)) => end.millis_until(now) > (horizon + asked) as i64,
                 // Without times only the next call of its scope can be its retry.
-                _ => ordinals.get(&c.scope).copied().unwrap_or(0) > h.ordinal + 1,
+                _ => ordinals.get(&c.scope).map_or(0, |o| o.0) > h.ordinal + 1,
             };
             if past {
                 gone.push(key.clone());
             }
         }
+        self.make_cold(gone);
+    }
+
+    /// Moves the oldest half of the whole groups to the counts.
+    fn shrink_hot(&mut self) {
+        let mut by_age: Vec<(Option<Timestamp>, usize, GroupKey)> = self
+            .hot
+            .iter()
+            .map(|(k, h)| (h.last.started_at, h.last.seq, k.clone()))
+            .collect();
+        let half = by_age.len() / 2;
+        by_age.select_nth_unstable_by(half, |a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+        by_age.truncate(half);
+        self.make_cold(by_age.into_iter().map(|(_, _, k)| k).collect());
+    }
+
+    /// Forgets the call counts of the idlest half of the scopes.
+    fn forget_idle_scopes(&mut self) {
+        let mut last: Vec<u64> = self.ordinals.values().map(|o| o.1).collect();
+        let half = last.len() / 2;
+        let (_, cut, _) = last.select_nth_unstable(half);
+        let cut = *cut;
+        self.ordinals.retain(|_, o| o.1 >= cut);
+    }
+
+    fn make_cold(&mut self, gone: Vec<GroupKey>) {
         for key in gone {
             if let Some(h) = self.hot.remove(&key) {
                 self.stamp += 1;
@@ -248,9 +288,14 @@ impl Judge {
         }
     }
 
-    /// Calls whose facts are kept whole (for tests and the memory notes).
+    /// Groups whose last call's facts are kept whole.
     pub fn hot_groups(&self) -> usize {
         self.hot.len()
+    }
+
+    /// Groups kept as a count and the previous attempt's name.
+    pub fn cold_groups(&self) -> usize {
+        self.cold.len()
     }
 
     /// Ends the partition: judges the observations and the unanswered

@@ -9,6 +9,7 @@ mod client_log;
 pub mod execution;
 pub mod facts;
 mod http;
+mod ids;
 pub mod judge;
 pub mod observe;
 pub mod rules;
@@ -289,7 +290,15 @@ pub struct ScopeInfo {
     pub protocol_version: Option<String>,
     pub client: Option<String>,
     pub server: Option<String>,
+    /// When the scope last sent a request (`Correlator::exchanges`), for forgetting
+    /// the idlest scopes of a long capture.
+    #[serde(skip)]
+    last: u64,
 }
+
+/// Scopes whose peers and version are kept; past it the idlest half is forgotten (a
+/// session that comes back after that long is reported without them).
+const MAX_SCOPES: usize = 1 << 16;
 
 #[derive(Debug)]
 struct PendingStdio {
@@ -380,13 +389,13 @@ pub struct Correlator {
     stdio_pending: HashMap<Id, PendingStdio>,
     /// stdio: server requests waiting for the client's response.
     stdio_server_pending: HashMap<Id, ()>,
-    stdio_answered: HashMap<Id, Locator>,
+    stdio_answered: ids::RecentIds,
     stdio_process: u32,
     /// HTTP calls still waiting for a resumption or the legacy stream.
     open: Vec<http::Open>,
     legacy_streams: Vec<http::LegacyStream>,
     /// Request ids seen per scope, for ID_REUSED.
-    requests: HashMap<Scope, HashMap<Id, http::SeenRequest>>,
+    requests: ids::IdLog,
     /// Scopes whose session ended with a 404.
     expired_scopes: HashSet<Scope>,
     /// Problems and notices past `MAX_LISTED`, counted.
@@ -469,6 +478,8 @@ pub(crate) fn fnv64(text: &str) -> u64 {
 
 /// Most problems (and notices) listed per input; the rest are counted.
 const MAX_LISTED: usize = 1000;
+/// Distinct shared strings (scopes, endpoints, tools) kept for sharing.
+const MAX_INTERNED: usize = 1 << 16;
 
 /// A stable 8-hex-digit hash, so a session can be followed without printing its id.
 pub fn short_hash(text: &str) -> String {
@@ -542,6 +553,10 @@ impl Correlator {
         if let Some(a) = self.interned.get(s) {
             return a.clone();
         }
+        // Sharing only saves memory: past the cap, start over rather than grow.
+        if self.interned.len() >= MAX_INTERNED {
+            self.interned.clear();
+        }
         let a: Arc<str> = s.into();
         self.interned.insert(a.clone());
         a
@@ -554,7 +569,15 @@ impl Correlator {
         params: &Value,
         header: Option<&str>,
     ) {
+        if self.scopes.len() > MAX_SCOPES {
+            let mut last: Vec<u64> = self.scopes.values().map(|i| i.last).collect();
+            let half = last.len() / 2;
+            let cut = *last.select_nth_unstable(half).1;
+            self.scopes.retain(|_, i| i.last >= cut);
+        }
+        let now = self.out.exchanges;
         let info = self.scopes.entry(scope.clone()).or_default();
+        info.last = now;
         let meta = params.get("_meta");
         let meta_version =
             meta.and_then(|m| string_at(m, &["io.modelcontextprotocol/protocolVersion"]));

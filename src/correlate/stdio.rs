@@ -113,11 +113,11 @@ impl Correlator {
                                 decoded: Decoded::Message(Box::new(msg)),
                                 ..item.clone()
                             };
-                            self.stdio_answered.insert(id, locator.clone());
+                            self.stdio_answered.insert(id);
                             self.finish_stdio(p, Some(resp_item), End::Complete);
                         }
                         None => {
-                            let answered = self.stdio_answered.contains_key(&id);
+                            let answered = self.stdio_answered.contains(&id);
                             let held = if answered {
                                 None
                             } else {

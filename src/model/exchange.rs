@@ -91,6 +91,13 @@ pub enum End {
     CaptureEnded,
     /// The recorder cut the body (HAR size > text, packet snap length, caps).
     Truncated,
+    /// The server reset this HTTP/2 stream (RST_STREAM); the connection went on. A
+    /// client's RST_STREAM is its cancellation and ends as `ClientClosed`.
+    StreamReset,
+    /// The server's HTTP/2 GOAWAY ended this stream: its id was above the GOAWAY's
+    /// last stream id (never processed), or the GOAWAY carried an error and the
+    /// connection closed with the stream open.
+    GoAway,
 }
 
 impl End {
@@ -102,6 +109,8 @@ impl End {
             End::Reset => "reset",
             End::CaptureEnded => "capture_ended",
             End::Truncated => "truncated",
+            End::StreamReset => "stream_reset",
+            End::GoAway => "goaway",
         }
     }
 
@@ -114,6 +123,8 @@ impl End {
                 "reset" | "rst" => End::Reset,
                 "capture_ended" | "capture_end" => End::CaptureEnded,
                 "truncated" => End::Truncated,
+                "stream_reset" | "rst_stream" => End::StreamReset,
+                "goaway" | "go_away" => End::GoAway,
                 _ => return None,
             },
         )
@@ -209,6 +220,8 @@ pub struct TcpTrail {
     /// The frame that ended the response: its last segment, or the FIN or RST (or
     /// the capture's last frame) that cut it.
     pub end_frame: u64,
+    /// The HTTP/2 stream id, for an exchange that came over HTTP/2.
+    pub h2_stream: Option<u32>,
 }
 
 /// Who sent a message on a transport without HTTP (stdio).

@@ -106,8 +106,11 @@ struct EventRecord<'a> {
 }
 
 /// A Wireshark display filter for the HTTP of one TCP conversation.
-pub(crate) fn wireshark_filter(stream: u64) -> String {
-    format!("tcp.stream == {stream} && http")
+pub(crate) fn wireshark_filter(t: crate::model::TcpTrail) -> String {
+    match t.h2_stream {
+        Some(h2) => format!("tcp.stream == {} && http2.streamid == {h2}", t.stream),
+        None => format!("tcp.stream == {} && http", t.stream),
+    }
 }
 
 /// The wire story of an HTTP call (`call.timeline`).
@@ -129,6 +132,9 @@ struct TimelineRecord<'a> {
     tcp_stream: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     end_frame: Option<u64>,
+    /// The HTTP/2 stream id, for an exchange read from HTTP/2.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    h2_stream: Option<u32>,
     #[serde(skip_serializing_if = "Option::is_none")]
     wireshark_filter: Option<String>,
 }
@@ -192,7 +198,8 @@ fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
             end_ts: ts(t.end_ts),
             tcp_stream: t.tcp.map(|w| w.stream),
             end_frame: t.tcp.map(|w| w.end_frame),
-            wireshark_filter: t.tcp.map(|w| wireshark_filter(w.stream)),
+            h2_stream: t.tcp.and_then(|w| w.h2_stream),
+            wireshark_filter: t.tcp.map(wireshark_filter),
             recorder_note: &t.recorder_note,
         }),
     }

@@ -92,6 +92,8 @@ fn ended(e: End) -> &'static str {
         End::Reset => "reset (TCP RST)",
         End::CaptureEnded => "cut by the end of the capture",
         End::Truncated => "cut by the recorder",
+        End::StreamReset => "reset by the server (HTTP/2 RST_STREAM)",
+        End::GoAway => "ended by the server's HTTP/2 GOAWAY",
     }
 }
 
@@ -480,10 +482,13 @@ fn write_call(
     if let Some(t) = c.timeline.as_ref().and_then(|t| t.tcp) {
         writeln!(
             w,
-            "- **In Wireshark:** TCP stream {}, response ended at frame {}; filter {}",
+            "- **In Wireshark:** TCP stream {}{}, response ended at frame {}; filter {}",
             t.stream,
+            t.h2_stream
+                .map(|h| format!(", HTTP/2 stream {h}"))
+                .unwrap_or_default(),
             t.end_frame,
-            code(&super::jsonl::wireshark_filter(t.stream))
+            code(&super::jsonl::wireshark_filter(t))
         )?;
     }
     let mut context = vec![format!("scope {}", code(&c.scope))];

@@ -1,10 +1,12 @@
 //! pcap and pcapng inputs: the block loop over `pcap-parser`'s streaming readers, the
 //! table of live TCP connections, and protocol detection per connection. Each frame
 //! goes link (`link`) → IP/TCP (`etherparse`) → reassembly (`tcp`) → HTTP/1.1
-//! (`http1`); exchanges go to the sink as soon as they complete, so memory is bounded
+//! (`http1`) or HTTP/2 (`http2`: prior knowledge, `Upgrade: h2c`, or a connection the
+//! capture joined); exchanges go to the sink as soon as they complete, so memory is bounded
 //! by the connections still open, never by the file. See `docs/pcap.md`.
 
 mod http1;
+mod http2;
 mod link;
 mod tcp;
 
@@ -13,6 +15,7 @@ use crate::config::Limits;
 use crate::model::{Exchange, Locator, Payload, TcpTrail, Timestamp};
 use foldhash::{HashMap, HashMapExt};
 use http1::{Caps, Ctx, Http1, Start};
+use http2::{Dir, Http2, Opening};
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
@@ -189,10 +192,13 @@ struct Conn {
     /// Index of the client's direction, once known.
     client: Option<usize>,
     http: Option<Http1>,
+    h2: Option<Http2>,
     fin_done: [bool; 2],
     bytes: [u64; 2],
     skipped: [u64; 2],
     first_frame: u64,
+    /// The frame being read (gaps carry none of their own).
+    last_frame: u64,
     last_ts: Timestamp,
     reported: bool,
     /// Wireshark's `tcp.stream` for this connection.
@@ -460,10 +466,12 @@ impl State {
                     start: [None, None],
                     client: opening.then_some(0),
                     http: None,
+                    h2: None,
                     fin_done: [false, false],
                     bytes: [0, 0],
                     skipped: [0, 0],
                     first_frame: seg.frame,
+                    last_frame: seg.frame,
                     last_ts: seg.ts,
                     reported: false,
                     stream: self.next_stream,
@@ -479,6 +487,7 @@ impl State {
         self.by_recency.remove(&c.tick);
         let d = usize::from(c.ends[0] != from);
         c.last_ts = c.last_ts.max(seg.ts);
+        c.last_frame = seg.frame;
         let mut chunks = Vec::new();
         if let Some(h) = c.half.get_mut(d) {
             h.push(seg, &mut chunks);
@@ -499,6 +508,9 @@ impl State {
             }
             let by_client = c.client == Some(d);
             if let Some(h) = c.http.as_mut() {
+                h.reset(by_client, seg.ts, &mut cx);
+            }
+            if let Some(h) = c.h2.as_mut() {
                 h.reset(by_client, seg.ts, &mut cx);
             }
             self.trail(before, c.stream);
@@ -524,10 +536,20 @@ impl State {
         let (end_frame, now) = (self.frame, self.last_ts);
         for x in self.out.iter_mut().skip(before) {
             if let Payload::Http(h) = &mut x.payload {
-                if h.tcp.is_none() && h.response.is_none() {
+                // HTTP/2 leaves a trail with only its stream id (end_frame 0: frames
+                // count from 1); the rest is the connection's to say.
+                if h.tcp.is_some_and(|t| t.end_frame != 0) {
+                    continue;
+                }
+                if h.response.is_none() {
                     h.end_ts = Some(now);
                 }
-                h.tcp.get_or_insert(TcpTrail { stream, end_frame });
+                let h2_stream = h.tcp.and_then(|t| t.h2_stream);
+                h.tcp = Some(TcpTrail {
+                    stream,
+                    end_frame,
+                    h2_stream,
+                });
             }
         }
     }
@@ -567,6 +589,9 @@ impl State {
             }
             c.check_fins(ts, &mut cx);
             if let Some(h) = c.http.as_mut() {
+                h.capture_ended(ts, &mut cx);
+            }
+            if let Some(h) = c.h2.as_mut() {
                 h.capture_ended(ts, &mut cx);
             }
         } else {
@@ -662,6 +687,12 @@ impl Conn {
                 Chunk::Gap { len } => {
                     if self.proto == Proto::Http {
                         self.gap(d, len, cx);
+                    } else if self.proto == Proto::Http2 {
+                        let (ts, frame) = (self.last_ts, self.last_frame);
+                        let dir = self.dir(d);
+                        if let (Some(h), Some(dir)) = (self.h2.as_mut(), dir) {
+                            h.gap(dir, len, ts, frame, cx);
+                        }
                     } else if let Some(p) = self.probe.get_mut(d) {
                         // Undecided bytes before a hole cannot be joined to after it.
                         p.clear();
@@ -675,7 +706,11 @@ impl Conn {
                         *b += bytes.len() as u64;
                     }
                     if self.proto == Proto::Http {
-                        self.http_bytes(d, &bytes, ts, frame, cx);
+                        self.http_bytes(d, &bytes, ts, frame, caps, cx);
+                        continue;
+                    }
+                    if self.proto == Proto::Http2 {
+                        self.h2_bytes(d, &bytes, ts, frame, cx);
                         continue;
                     }
                     if self.start.get(d).copied().flatten().is_some() {
@@ -700,15 +735,47 @@ impl Conn {
                             let client = if v == Start::Request { d } else { 1 - d };
                             self.begin_http(client, caps, cx);
                             let held = std::mem::take(&mut self.probe[d]);
-                            self.http_bytes(d, &held, ts, frame, cx);
+                            self.http_bytes(d, &held, ts, frame, caps, cx);
                         }
                         Start::Tls => {
                             self.proto = Proto::Tls;
                             self.client.get_or_insert(d);
                         }
                         Start::Http2Preface => {
-                            self.proto = Proto::Http2;
-                            self.client.get_or_insert(d);
+                            self.client = Some(d);
+                            self.begin_h2(Opening::Preface, frame, caps, cx);
+                            let held = std::mem::take(&mut self.probe[d]);
+                            self.h2_bytes(d, &held, ts, frame, cx);
+                        }
+                        Start::Other
+                            if matches!(self.proto, Proto::Undecided | Proto::Other)
+                                && http2::plausible(&self.probe[d]) =>
+                        {
+                            // Whole HTTP/2 frames. From the server of a connection whose
+                            // SYN was seen and whose client said nothing yet: a server
+                            // that sent its SETTINGS first, the preface is still to come.
+                            // Otherwise the capture joined the connection; without a SYN
+                            // the ephemeral (higher) port is taken for the client's.
+                            let fresh = self
+                                .client
+                                .is_some_and(|c| c != d && self.bytes.get(c) == Some(&0));
+                            if self.client.is_none() {
+                                let other = 1 - d;
+                                let client = if self.ends[d].1 > self.ends[other].1 {
+                                    d
+                                } else {
+                                    other
+                                };
+                                self.client = Some(client);
+                            }
+                            let opening = if fresh {
+                                Opening::Preface
+                            } else {
+                                Opening::Joined
+                            };
+                            self.begin_h2(opening, frame, caps, cx);
+                            let held = std::mem::take(&mut self.probe[d]);
+                            self.h2_bytes(d, &held, ts, frame, cx);
                         }
                         Start::Other => {
                             if self.proto == Proto::Undecided {
@@ -758,12 +825,76 @@ impl Conn {
         self.http = Some(h);
     }
 
-    fn http_bytes(&mut self, d: usize, bytes: &[u8], ts: Timestamp, frame: u64, cx: &mut Ctx) {
+    fn http_bytes(
+        &mut self,
+        d: usize,
+        bytes: &[u8],
+        ts: Timestamp,
+        frame: u64,
+        caps: Caps,
+        cx: &mut Ctx,
+    ) {
         let Some(h) = self.http.as_mut() else { return };
         if Some(d) == self.client {
             h.client_bytes(bytes, ts, frame, cx);
         } else {
             h.server_bytes(bytes, ts, frame, cx);
+        }
+        if let Some(up) = h.take_h2c() {
+            // 101 to `Upgrade: h2c`: the rest of the connection is HTTP/2.
+            self.http = None;
+            self.begin_h2(
+                Opening::Upgrade {
+                    request: up.request,
+                    frame: up.req_frame,
+                },
+                frame,
+                caps,
+                cx,
+            );
+            self.h2_bytes(d, &up.rest, ts, frame, cx);
+        }
+    }
+
+    /// Which side `d` is, for HTTP/2 (the client is known once HTTP/2 begins).
+    fn dir(&self, d: usize) -> Option<Dir> {
+        let client = self.client?;
+        Some(if d == client {
+            Dir::Client
+        } else {
+            Dir::Server
+        })
+    }
+
+    fn begin_h2(&mut self, opening: Opening, frame: u64, caps: Caps, cx: &mut Ctx) {
+        self.proto = Proto::Http2;
+        let server = self.endpoint(1 - self.client.unwrap_or(0));
+        self.h2 = Some(Http2::new(caps, server, opening, frame, cx));
+        // Bytes the other side sent while the connection was undecided were passed
+        // over; like HTTP/1.1, that is a capture joined mid-connection on that side.
+        for d in 0..2 {
+            if self.start.get(d).copied().flatten() == Some(Start::Other) && self.skipped[d] > 0 {
+                cx.diags.push(Problem::notice(
+                    Kind::Skipped,
+                    Locator::Frames {
+                        request: self.first_frame,
+                        response: None,
+                    },
+                    format!(
+                        "TCP {} → {}: {} bytes before the HTTP/2 frames were found are skipped",
+                        self.endpoint(d),
+                        self.endpoint(1 - d),
+                        self.skipped[d]
+                    ),
+                ));
+            }
+        }
+    }
+
+    fn h2_bytes(&mut self, d: usize, bytes: &[u8], ts: Timestamp, frame: u64, cx: &mut Ctx) {
+        let Some(dir) = self.dir(d) else { return };
+        if let Some(h) = self.h2.as_mut() {
+            h.bytes(dir, bytes, ts, frame, cx);
         }
     }
 
@@ -787,6 +918,13 @@ impl Conn {
                 *f = true;
             }
             if let Some(h) = self.http.as_mut() {
+                if Some(d) == self.client {
+                    h.client_fin();
+                } else {
+                    h.server_fin(ts, cx);
+                }
+            }
+            if let Some(h) = self.h2.as_mut() {
                 if Some(d) == self.client {
                     h.client_fin();
                 } else {
@@ -845,7 +983,7 @@ impl Conn {
                 ));
             }
         }
-        if self.proto == Proto::Http {
+        if self.proto == Proto::Http || self.h2.is_some() {
             return;
         }
         let total: u64 = self.bytes.iter().sum();
@@ -863,8 +1001,6 @@ impl Conn {
         );
         let what = if self.start.contains(&Some(Start::Tls)) || self.proto == Proto::Tls {
             "TLS: encrypted, so no HTTP can be read. Capture with SSLKEYLOGFILE set and decrypt (`editcap --inject-secrets tls,keys.txt`), capture before TLS, or record a HAR instead".to_owned()
-        } else if self.start.contains(&Some(Start::Http2Preface)) || self.proto == Proto::Http2 {
-            "HTTP/2 with prior knowledge (h2c preface `PRI *`): mcpsift reads HTTP/1.1 only; a HAR export keeps the exchanges".to_owned()
         } else {
             let mut first = String::new();
             for probe in &self.probe {

@@ -11,7 +11,7 @@ use crate::sse::{Events, SseParser};
 
 /// An event stream being parsed.
 #[derive(Debug)]
-pub(super) struct Stream {
+pub(in crate::ingest::pcap) struct Stream {
     parser: SseParser,
     events: Events,
     /// Body bytes seen (after decoding).
@@ -25,7 +25,7 @@ pub(super) struct Stream {
 
 /// What is kept of a body.
 #[derive(Debug)]
-pub(super) enum Kept {
+pub(in crate::ingest::pcap) enum Kept {
     Bytes(Vec<u8>),
     Sse(Box<Stream>),
     /// A body that cannot have bytes (HEAD, 204, 304, length 0).
@@ -34,20 +34,20 @@ pub(super) enum Kept {
 
 /// A response body being collected.
 #[derive(Debug)]
-pub(super) struct Content {
+pub(in crate::ingest::pcap) struct Content {
     /// `None`: identity.
     decoder: Option<Inflater>,
     kept: Kept,
     caps: Caps,
     /// Bytes of the body are missing: lost, cut by a cap, or not decodable.
-    pub(super) truncated: bool,
+    pub(in crate::ingest::pcap) truncated: bool,
     /// Diagnostics for the exchange, reported when it is emitted.
-    pub(super) notes: Vec<(Kind, String)>,
+    pub(in crate::ingest::pcap) notes: Vec<(Kind, String)>,
     cut_reported: bool,
 }
 
 impl Content {
-    pub(super) fn new(coding: Option<Coding>, kept: Kept, caps: Caps) -> Content {
+    pub(in crate::ingest::pcap) fn new(coding: Option<Coding>, kept: Kept, caps: Caps) -> Content {
         // A kept body never needs more decoded bytes than its cap: decoding stops there,
         // so a bomb costs the cap, not its expansion.
         let room = match kept {
@@ -65,7 +65,7 @@ impl Content {
     }
 
     /// An event stream body.
-    pub(super) fn sse(caps: Caps) -> Kept {
+    pub(in crate::ingest::pcap) fn sse(caps: Caps) -> Kept {
         Kept::Sse(Box::new(Stream {
             parser: SseParser::new(caps.sse.event_bytes),
             events: Events::new(caps.sse),
@@ -77,7 +77,7 @@ impl Content {
     }
 
     /// True when bytes after a hole can still be decoded (identity only).
-    pub(super) fn survives_gap(&mut self) -> bool {
+    pub(in crate::ingest::pcap) fn survives_gap(&mut self) -> bool {
         self.truncated = true;
         if let Kept::Sse(s) = &mut self.kept {
             s.resync = true;
@@ -86,7 +86,7 @@ impl Content {
     }
 
     /// Takes raw (still encoded) body bytes.
-    pub(super) fn absorb(&mut self, raw: &[u8], ts: Timestamp) {
+    pub(in crate::ingest::pcap) fn absorb(&mut self, raw: &[u8], ts: Timestamp) {
         if raw.is_empty() {
             return;
         }
@@ -128,7 +128,7 @@ impl Content {
     }
 
     /// The body as the exchange keeps it.
-    pub(super) fn finish(self) -> (Body, Vec<(Kind, String)>) {
+    pub(in crate::ingest::pcap) fn finish(self) -> (Body, Vec<(Kind, String)>) {
         let mut notes = self.notes;
         let body = match self.kept {
             Kept::None => Body::Bytes(Vec::new()),

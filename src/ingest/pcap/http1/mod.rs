@@ -9,7 +9,7 @@
 //! was cut into segments), and how each exchange ended. What it does not: TCP (see
 //! `tcp`), JSON-RPC meaning (later stages).
 
-mod body;
+pub(super) mod body;
 mod framing;
 mod head;
 
@@ -177,6 +177,18 @@ pub struct Http1 {
     /// Head bytes examined (scanned for an end or parsed): tests check it stays
     /// linear in the bytes of the heads, however they are segmented.
     pub head_work: u64,
+    /// Set by a `101` to `Upgrade: h2c`: the connection goes on as HTTP/2.
+    h2c: Option<H2cUpgrade>,
+}
+
+/// A connection that switched to HTTP/2 by `Upgrade: h2c` (RFC 7540 §3.2): the
+/// upgraded request (answered on HTTP/2 stream 1) and the server's bytes after the
+/// `101` head in the same segment, already HTTP/2.
+#[derive(Debug)]
+pub struct H2cUpgrade {
+    pub request: HttpRequest,
+    pub req_frame: u64,
+    pub rest: Vec<u8>,
 }
 
 impl Http1 {
@@ -190,6 +202,7 @@ impl Http1 {
             client_fin_first: false,
             server_done: false,
             head_work: 0,
+            h2c: None,
         }
     }
 
@@ -360,6 +373,10 @@ impl Http1 {
                         }
                     };
                     input = &input[used..];
+                    if let Some(u) = self.h2c.as_mut() {
+                        u.rest = input.to_vec();
+                        return;
+                    }
                     let resp = match head {
                         Head::Response(resp) => resp,
                         Head::Interim => continue,
@@ -578,6 +595,22 @@ impl Http1 {
                     // 100 Continue and other interim responses: the final one follows.
                     return Head::Interim;
                 }
+                let h2c = status == 101
+                    && headers
+                        .get("upgrade")
+                        .is_some_and(|u| u.trim().eq_ignore_ascii_case("h2c"));
+                if h2c {
+                    if let Some(p) = self.pending.pop_front() {
+                        self.srv.state = State::Dead;
+                        self.client.state = State::Dead;
+                        self.h2c = Some(H2cUpgrade {
+                            request: p.req,
+                            req_frame: p.req_frame,
+                            rest: Vec::new(),
+                        });
+                        return Head::Interim;
+                    }
+                }
                 let method = self
                     .pending
                     .front()
@@ -633,6 +666,11 @@ impl Http1 {
                 })
             }
         }
+    }
+
+    /// The switch to HTTP/2, once a `101` to `Upgrade: h2c` was read.
+    pub fn take_h2c(&mut self) -> Option<H2cUpgrade> {
+        self.h2c.take()
     }
 
     /// A hole of `len` bytes in the client stream.

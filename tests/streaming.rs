@@ -1,0 +1,225 @@
+//! Streaming: a long input whose calls are judged and handed on while it is read (so
+//! memory does not grow with calls) gives the same calls and findings as one judged
+//! whole, and the judge's state stays within its caps however many calls pass.
+
+use mcpsift::batch::analyse_reader;
+use mcpsift::config::{Config, SinkFactory};
+use mcpsift::correlate::facts::CallFacts;
+use mcpsift::correlate::judge::{Judge, COLD_GROUPS, HOT_GROUPS};
+use mcpsift::correlate::{Call, CallSink, Scope, Transport};
+use mcpsift::jsonrpc::Id;
+use mcpsift::model::{End, Locator, Outcome, Timestamp};
+use mcpsift::report::jsonl;
+use serde_json::{json, Value};
+use std::sync::{Arc, Mutex};
+
+const T0: i64 = 1_796_000_000;
+
+fn ts(ms: i64) -> String {
+    Timestamp((T0 * 1000 + ms) * 1_000_000).to_string()
+}
+
+fn post(ms: i64, body: Value, response: Option<(u16, Value)>) -> String {
+    let req = json!({
+        "method": "POST",
+        "url": "http://127.0.0.1:3000/mcp",
+        "headers": [["content-type", "application/json"], ["mcp-session-id", "sess-0123456789"]],
+        "body": body.to_string(),
+    });
+    let rec = match response {
+        Some((status, b)) => json!({
+            "ts": ts(ms), "request": req,
+            "response": {"status": status, "headers": [["content-type", "application/json"]], "body": b.to_string()},
+            "end_ts": ts(ms + 40),
+        }),
+        None => {
+            json!({"ts": ts(ms), "request": req, "response": null, "end": "closed", "end_ts": ts(ms + 40)})
+        }
+    };
+    rec.to_string()
+}
+
+fn call(id: i64, tool: &str, args: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": args}})
+}
+
+fn ok(id: i64, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+}
+
+/// A day of one agent session: 20,000 calls a second apart, re-reads of the same
+/// files every few minutes, and three planted faults late in the input (after many
+/// early releases): a lost response re-sent 2 s later, a double dispatch, a 503 then
+/// a retry.
+fn long_session() -> String {
+    let mut lines = Vec::new();
+    lines.push(post(
+        0,
+        json!({"jsonrpc":"2.0","id":0,"method":"tools/list"}),
+        Some((
+            200,
+            json!({"jsonrpc":"2.0","id":0,"result":{"tools":[
+                {"name":"read_file","inputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}},
+                {"name":"write_file","inputSchema":{"type":"object"},"annotations":{"destructiveHint":true}}]}}),
+        )),
+    ));
+    let mut id = 1;
+    for n in 0..20_000i64 {
+        let ms = 1000 + n * 1000;
+        let (tool, args) = if n % 7 == 0 {
+            // The same few files, re-read minutes apart: re-invocations.
+            ("read_file", json!({"path": format!("f{}.rs", n % 5)}))
+        } else {
+            ("write_file", json!({"path": format!("out{n}.txt")}))
+        };
+        match n {
+            15_000 => {
+                lines.push(post(ms, call(id, "write_file", json!({"path":"x"})), None));
+                id += 1;
+                lines.push(post(
+                    ms + 500,
+                    call(id, "write_file", json!({"path":"x"})),
+                    Some((200, ok(id, "ok"))),
+                ));
+            }
+            16_000 => {
+                lines.push(post(
+                    ms,
+                    call(id, "write_file", json!({"path":"y"})),
+                    Some((200, ok(id, "ok"))),
+                ));
+                id += 1;
+                lines.push(post(
+                    ms + 100,
+                    call(id, "write_file", json!({"path":"y"})),
+                    Some((200, ok(id, "ok"))),
+                ));
+            }
+            17_000 => {
+                lines.push(post(
+                    ms,
+                    call(id, "read_file", json!({"path":"z"})),
+                    Some((503, json!("busy"))),
+                ));
+                id += 1;
+                lines.push(post(
+                    ms + 300,
+                    call(id, "read_file", json!({"path":"z"})),
+                    Some((200, ok(id, "ok"))),
+                ));
+            }
+            _ => lines.push(post(ms, call(id, tool, args), Some((200, ok(id, "done"))))),
+        }
+        id += 1;
+    }
+    lines.join("\n") + "\n"
+}
+
+struct Collect(Arc<Mutex<Vec<Call>>>);
+
+impl CallSink for Collect {
+    fn call(&mut self, call: Call) {
+        self.0.lock().unwrap().push(call);
+    }
+    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        Box::new(())
+    }
+}
+
+#[test]
+fn a_long_input_streamed_gives_the_calls_and_findings_of_one_judged_whole() {
+    let input = long_session();
+    // Whole: the calls kept until the end.
+    let (_, whole) = analyse_reader(input.as_bytes(), &Config::default()).unwrap();
+    assert!(
+        whole.calls.len() > 20_000,
+        "{} calls, {:?}",
+        whole.calls.len(),
+        whole.problems.first()
+    );
+    // Streamed: judged and handed on as the input is read.
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let sink = got.clone();
+    let config = Config {
+        call_sinks: Some(SinkFactory(Arc::new(move |_: &str| {
+            Box::new(Collect(sink.clone())) as Box<dyn CallSink>
+        }))),
+        ..Config::default()
+    };
+    let (_, streamed) = analyse_reader(input.as_bytes(), &config).unwrap();
+    assert!(streamed.calls.is_empty(), "calls went to the sink");
+    let got = got.lock().unwrap();
+    assert_eq!(got.len(), whole.calls.len());
+    assert_eq!(streamed.call_count(), whole.calls.len() as u64);
+    let rec = |c: &Call| jsonl::call_record("x", c);
+    for (a, b) in got.iter().zip(&whole.calls) {
+        assert_eq!(rec(a), rec(b));
+    }
+    assert_eq!(streamed.findings, whole.findings);
+    let kinds: Vec<&str> = whole
+        .findings
+        .iter()
+        .filter(|f| f.severity > mcpsift::model::Severity::Info)
+        .map(|f| f.kind.as_str())
+        .collect();
+    // The planted faults, and nothing from the day's re-reads.
+    assert_eq!(
+        kinds,
+        ["NON_TERMINAL", "UNSAFE_REPLAY", "UNEXPLAINED_REPEAT"],
+        "{:#?}",
+        whole.findings
+    );
+    assert!(whole.reinvocations() > 2000, "re-reads are counted");
+    assert_eq!(streamed.reinvocations(), whole.reinvocations());
+}
+
+fn facts(n: usize, ms: i64) -> CallFacts {
+    CallFacts {
+        input: "x".into(),
+        seq: n,
+        scope: Scope::session(&format!("s{}", n % 50_000)),
+        endpoint: "h/mcp".into(),
+        id: Id::number(n as i64),
+        tool: Some("t".into()),
+        arguments: n as u128,
+        outcome: Outcome::ToolSuccess,
+        transport: Transport::Http,
+        locator: Locator::Line { line: n as u64 },
+        started_at: Some(Timestamp((T0 * 1000 + ms) * 1_000_000)),
+        ended_at: Some(Timestamp((T0 * 1000 + ms + 5) * 1_000_000)),
+        status: Some(200),
+        jsonrpc_code: None,
+        end: End::Complete,
+        cancelled: false,
+        cancel_notified: false,
+        protocol_version: None,
+        retry_after_ms: None,
+        sse_retry_ms: None,
+        mrtr_followup: false,
+        request_state: None,
+        returned_state: None,
+        annotations: None,
+        resumed: false,
+        why: None,
+    }
+}
+
+#[test]
+fn the_judge_keeps_within_its_caps_at_thousands_of_distinct_calls_a_second() {
+    // 400,000 distinct calls, 10,000 a second: all inside one retry window.
+    let mut judge = Judge::default();
+    let mut peak = 0;
+    for n in 0..400_000usize {
+        judge.call(facts(n, (n / 10) as i64));
+        peak = peak.max(judge.hot_groups());
+    }
+    assert!(peak <= HOT_GROUPS + 1, "hot groups peaked at {peak}");
+    assert!(
+        judge.cold_groups() <= COLD_GROUPS,
+        "{}",
+        judge.cold_groups()
+    );
+    // A call repeated right away is still paired after all that.
+    let j = judge.call(facts(399_999, 40_000));
+    assert_eq!(j.post_count, 2);
+}
