@@ -7,10 +7,12 @@
 //! process; this module runs the same code, so verdicts and findings are the same
 //! (`docs/scale.md`).
 //!
-//! A partition is a *group* of inputs (by default one input; files that hold one
-//! session, such as a log rotated hourly, share a group) and an endpoint: repeats are
-//! looked for per endpoint across the sessions of a group, as the CLI does within an
-//! input. Stage 2's memory follows the retry windows (see `correlate::judge`).
+//! A partition is a *group* of inputs: by default one input; files that hold one
+//! session, such as a log rotated hourly, share a group. Within it, repeats are
+//! looked for per endpoint across sessions, as the CLI does within one input. The
+//! judge's state follows the retry windows (see `correlate::judge`), but
+//! `correlate` takes a partition's records at once to sort them, so a partition is
+//! held whole while it is judged.
 
 use crate::batch::{self, InputReport};
 use crate::config::Config;
