@@ -115,6 +115,7 @@ impl Options {
                 threads,
                 // The records are built from the whole report, as `records()` needs.
                 call_sinks: None,
+                ..Config::default()
             },
             filter: Filter {
                 tools: tool,
