@@ -13,9 +13,11 @@
 
 use mcpsift::batch::analyse_reader;
 use mcpsift::config::Config;
+use mcpsift::ingest::tls::KeyLog;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
+use std::sync::Arc;
 
 const FORMATS: &[&str] = &[
     "capture.pcap",
@@ -68,14 +70,30 @@ fn every_lab_capture_in_every_format_matches_its_expected_results() {
             .and_then(Value::as_array)
             .map(|ids| ids.iter().map(Value::to_string).collect())
             .unwrap_or_default();
+        // A scenario recorded over TLS keeps the client's key log beside its capture.
+        let mut keys = KeyLog::default();
+        let keylog = dir.join("keys.txt");
+        if keylog.exists() {
+            let parsed = keys.load(&keylog).expect("key log");
+            assert!(
+                parsed.bad.is_empty(),
+                "{}: {:?}",
+                keylog.display(),
+                parsed.bad
+            );
+        }
+        let config = Config {
+            tls_keys: Arc::new(keys),
+            ..Config::default()
+        };
         for format in FORMATS {
             let path = dir.join(format);
             if !path.exists() {
                 continue;
             }
             let file = std::fs::File::open(&path).unwrap();
-            let (_, a) = analyse_reader(file, &Config::default())
-                .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            let (_, a) =
+                analyse_reader(file, &config).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
             let got_calls: Vec<(String, String, String)> = a
                 .calls
                 .iter()

@@ -6,7 +6,7 @@ Writes, per scenario S of SCENARIOS:
   captures/h2c_S/       capture.pcap (tcpdump) + capture.pcapng (dumpcap), h2c with prior knowledge;
                         expected.json (the HTTP/1.1 run's calls and findings, checked against tshark here)
   captures/h2tls_S/     (TLS_SCENARIOS only) capture.pcap + keys.txt (SSLKEYLOGFILE), ALPN h2;
-                        expected.pending-tls.json (becomes expected.json once pcap TLS decryption is in)
+                        expected.json (tests/lab.rs decrypts with keys.txt)
 and captures/h2c_upgrade_curl/: one tools/call by curl --http2 over `Upgrade: h2c` (101, then stream 1).
 Each directory gets tshark.json: what tshark reads from the capture (streams, methods, statuses).
 Everything runs on 127.0.0.1:18083; every process is stopped by its PID.
@@ -191,7 +191,7 @@ def check(sc, out, keylog):
                 "(-Y http2) saw the same tools/call ids and tools in the same order (tshark.json), with statuses "
                 + json.dumps(statuses) + ".",
                 "peers": {"server": "py-sdk streamable under hypercorn (HTTP/2)", "client": "py-sdk, httpx2 http2"}}
-    name = "expected.pending-tls.json" if keylog else "expected.json"
+    name = "expected.json"
     json.dump(expected, open(os.path.join(out, name), "w"), indent=2)
     open(os.path.join(out, name), "a").write("\n")
     print(f"{out}: {len(got)} tools/call, statuses {statuses}")
