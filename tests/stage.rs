@@ -5,7 +5,9 @@
 use mcpsift::batch::{self, Input};
 use mcpsift::config::Config;
 use mcpsift::report::jsonl;
+use mcpsift::report::Summary;
 use mcpsift::stage::{self, Options, Record};
+use proptest::prelude::*;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -191,4 +193,103 @@ fn files_not_grouped_are_never_paired() {
         ("b.jsonl".into(), data, g),
     ]);
     assert!(calls.iter().any(|c| c["post_count"] == 2), "{calls:?}");
+}
+
+/// A small, varied slice of the lab (findings, errors of every layer, stdio, pcaps,
+/// HAR) and one file that cannot be read, for the summary property.
+fn summary_corpus() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = [
+        "baseline_ts_json/exchanges.jsonl",
+        "no_response_replay_ts/capture.pcap",
+        "client_repeat_destructive_py/capture.har",
+        "wrong_id_rs/exchanges.jsonl",
+        "http_503_then_200_py/capture.pcapng",
+        "malformed_json_ts/exchanges.jsonl",
+        "sse_cut_ts/capture.pcap",
+        "stdio_py/transcript.jsonl",
+        "long_session_ts/exchanges.jsonl",
+        "rate_limit_429_rs/exchanges.jsonl",
+    ]
+    .iter()
+    .map(|p| Path::new("lab/captures").join(p))
+    .collect();
+    for f in &files {
+        assert!(f.exists(), "{}", f.display());
+    }
+    let dir = std::env::temp_dir().join(format!("mcpsift-summary-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("not-json.jsonl");
+    std::fs::write(&bad, "{\"this is\": \n not json at all\n").unwrap();
+    files.push(bad);
+    files
+}
+
+/// The CLI's summary of a run over `files`, as it prints it.
+fn cli_summary(files: &[PathBuf]) -> Summary {
+    let inputs: Vec<Input> = files.iter().cloned().map(Input::Path).collect();
+    let mut report = batch::run(&inputs, &Config::default());
+    mcpsift::report::redact::Redactor::default().report(&mut report);
+    let printed = jsonl::records(&report).pop().unwrap();
+    assert_eq!(printed["type"], "summary");
+    let s = Summary::of_report(&report);
+    assert_eq!(s.to_record(), printed, "the printed summary is Summary's");
+    s
+}
+
+/// A summary built from the two stages' records alone, as a distributed job would.
+fn staged_summary(files: &[PathBuf]) -> Summary {
+    let config = Config::default();
+    let mut s = Summary::default();
+    for f in files {
+        let data = std::fs::read(f).unwrap();
+        for one in stage::calls(
+            &f.display().to_string(),
+            &data,
+            &config,
+            &Options::default(),
+        ) {
+            s.add_record(&one.input);
+            let out = stage::correlate(one.records, &config);
+            for r in out.calls.iter().chain(&out.findings) {
+                s.add_record(r);
+            }
+        }
+    }
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// The summary of a union of inputs is the merge of their summaries, whichever
+    /// way the inputs are cut into parts and in whatever order the parts merge, and
+    /// whether a part's summary comes from the CLI or from the stages' records.
+    #[test]
+    fn the_summary_of_a_union_is_the_merge_of_the_summaries_of_its_parts(
+        parts in proptest::collection::vec(0usize..4, 11),
+        order in Just((0usize..4).collect::<Vec<_>>()).prop_shuffle(),
+    ) {
+        let corpus = summary_corpus();
+        let whole = cli_summary(&corpus);
+        prop_assert!(whole.calls > 200 && whole.inputs_with_errors == 1);
+        prop_assert!(whole.findings.values().sum::<u64>() > 3);
+        let mut merged = Summary::default();
+        let mut from_records = Summary::default();
+        for p in order {
+            let mine: Vec<PathBuf> = corpus
+                .iter()
+                .zip(&parts)
+                .filter(|(_, q)| **q == p)
+                .map(|(f, _)| f.clone())
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            merged.merge(&cli_summary(&mine));
+            // A part's summary travels as its record, and merges as one.
+            from_records.add_record(&staged_summary(&mine).to_record());
+        }
+        prop_assert_eq!(&merged, &whole);
+        prop_assert_eq!(&from_records, &whole);
+    }
 }

@@ -27,6 +27,7 @@ __all__ = [
     "calls",
     "correlate",
     "partition_key",
+    "summarize",
     "Options",
 ]
 
@@ -175,3 +176,13 @@ def partition_key(group: str) -> str:
     """The partition key of the inputs of ``group`` (by default an input's group is
     its own name): records with equal keys must meet in one ``correlate``."""
     return _native.partition_key(group)
+
+
+def summarize(records: Iterable[Union[str, bytes, Dict[str, Any]]]) -> Dict[str, Any]:
+    """The ``summary`` record of a set of records (dicts or JSON text): ``input``,
+    ``call`` and ``finding`` records count themselves and ``summary`` records
+    merge, so the summaries of disjoint sets of inputs (one per Spark partition,
+    one per day) add up to the summary of all of them, as one ``analyze`` over
+    every input would print it. Other records are ignored."""
+    items = [r.decode() if isinstance(r, (bytes, bytearray)) else r for r in records]
+    return _native.summarize(items)

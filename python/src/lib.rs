@@ -352,6 +352,25 @@ fn stage_correlate(
     })
 }
 
+/// The `summary` of a set of `jsonl` records (`report::Summary::add_record`): input,
+/// call and finding records count themselves, summary records merge, so summaries
+/// of disjoint parts add up to the summary of the whole.
+#[pyfunction]
+fn summarize<'py>(py: Python<'py>, records: Vec<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+    let mut summary = report::Summary::default();
+    for (n, r) in records.iter().enumerate() {
+        let v: Value = if let Ok(text) = r.extract::<PyBackedStr>() {
+            serde_json::from_str(&text)
+                .map_err(|e| PyValueError::new_err(format!("record {n}: not JSON: {e}")))?
+        } else {
+            pythonize::depythonize(r)
+                .map_err(|e| PyValueError::new_err(format!("record {n}: {e}")))?
+        };
+        summary.add_record(&v);
+    }
+    to_python(py, &summary.to_record())
+}
+
 /// The stage-2 partition of a group of inputs (`stage::partition_key`).
 #[pyfunction]
 fn partition_key(group: &str) -> String {
@@ -375,5 +394,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(stage_calls, m)?)?;
     m.add_function(wrap_pyfunction!(stage_correlate, m)?)?;
     m.add_function(wrap_pyfunction!(partition_key, m)?)?;
+    m.add_function(wrap_pyfunction!(summarize, m)?)?;
     Ok(())
 }

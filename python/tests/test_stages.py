@@ -101,3 +101,17 @@ def test_a_walked_file_that_is_no_input_is_skipped_as_a_walk_skips_it(lab, cli):
     # A real input is not touched by walked=True.
     data = (lab / "stdio_py" / "transcript.jsonl").read_bytes()
     assert mcpsift.calls("t.jsonl", data, walked=True) == mcpsift.calls("t.jsonl", data)
+
+
+def test_summaries_of_parts_merge_into_the_summary_of_the_whole(lab_files, cli):
+    files = lab_files[:40]
+    whole = cli(files)[-1]
+    assert whole["type"] == "summary" and whole["calls"] > 50
+    # Per part: the CLI's summary record, or one built from the stages' records.
+    halves = [files[0::2], files[1::2]]
+    printed = [cli(h)[-1] for h in halves]
+    assert mcpsift.summarize(printed) == whole
+    inputs, records = _staged([(str(p), p.read_bytes(), None) for p in halves[1]])
+    from_stages = mcpsift.summarize(inputs + records)
+    assert from_stages == printed[1]
+    assert mcpsift.summarize([printed[0], json.dumps(from_stages)]) == whole

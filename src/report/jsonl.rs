@@ -4,8 +4,9 @@
 
 use crate::batch::{InputReport, Report};
 use crate::correlate::{Call, Finding};
-use crate::model::{FindingKind, Outcome};
+use crate::model::Outcome;
 use crate::report::redact::Redactor;
+use crate::report::summary::Summary;
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 use std::io::{self, Write};
@@ -241,38 +242,7 @@ pub fn finding_record(input: &str, f: &Finding) -> Value {
 }
 
 fn summary_record(report: &Report) -> Value {
-    let mut outcomes = Map::new();
-    for o in Outcome::ALL {
-        let n: u64 = report
-            .inputs
-            .iter()
-            .map(|i| i.analysis.outcome_count(*o))
-            .sum();
-        outcomes.insert(o.as_str().into(), json!(n));
-    }
-    let mut findings = Map::new();
-    for k in FindingKind::ALL {
-        let n = report
-            .inputs
-            .iter()
-            .flat_map(|i| &i.analysis.findings)
-            .filter(|f| f.kind == *k)
-            .count();
-        findings.insert(k.as_str().into(), json!(n));
-    }
-    let mut summary = json!({
-        "type": "summary",
-        "inputs": report.inputs.len(),
-        "inputs_with_errors": report.inputs.iter().filter(|i| i.has_errors()).count(),
-        "skipped": report.skipped.iter().map(|(p, why)| json!({"path": p, "reason": why})).collect::<Vec<_>>(),
-        "exchanges": report.inputs.iter().map(|i| i.analysis.exchanges).sum::<u64>(),
-        "calls": report.inputs.iter().map(|i| i.analysis.call_count()).sum::<u64>(),
-        "outcomes": outcomes,
-        "findings": findings,
-        // The same call made again later: counted so a long session's re-reads show,
-        // never a finding (docs/findings.md, "What a repeat is").
-        "reinvocations": report.reinvocations(),
-    });
+    let mut summary = Summary::of_report(report).to_record();
     // Present only when used, so unfiltered output keeps its shape.
     if !report.filters.is_empty() {
         summary["filters"] = json!(report.filters);

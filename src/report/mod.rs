@@ -11,12 +11,14 @@ pub mod html;
 pub mod jsonl;
 pub mod markdown;
 pub mod redact;
+pub mod summary;
 mod table;
 
 pub use baseline::{Applied, Baseline, BaselineError};
 pub use filter::{Filter, Unmatched};
 pub use gate::Condition;
 pub use redact::Redactor;
+pub use summary::Summary;
 
 use crate::batch::Report;
 use std::io::{self, Write};
