@@ -201,8 +201,9 @@ struct Conn {
     start: [Option<Start>; 2],
     /// Index of the client's direction, once known.
     client: Option<usize>,
-    http: Option<Http1>,
-    h2: Option<Http2>,
+    // Boxed: most connections of a busy capture carry one or neither.
+    http: Option<Box<Http1>>,
+    h2: Option<Box<Http2>>,
     /// The TLS layer, when the connection carries TLS: what `feed` reads goes
     /// through it, and the plaintext it gives goes to `dispatch`.
     tls: Option<Box<tls::Flow>>,
@@ -230,7 +231,9 @@ struct State {
     /// The next connection's `tcp.stream` (Wireshark counts from 0, in order of
     /// each conversation's first packet).
     next_stream: u64,
-    conns: HashMap<ConnKey, Conn>,
+    /// Boxed: the table moves 8 bytes per entry when it grows or when a packet takes
+    /// its connection out and puts it back, not the whole connection.
+    conns: HashMap<ConnKey, Box<Conn>>,
     out: Vec<Exchange>,
     /// Problems and notices, typed, until the next drain.
     diags: Vec<Problem>,
@@ -487,7 +490,7 @@ impl State {
             }
             self.conns.insert(
                 key,
-                Conn {
+                Box::new(Conn {
                     ends: [from, to],
                     half: [HalfStream::new(self.ooo_cap), HalfStream::new(self.ooo_cap)],
                     proto: Proto::Undecided,
@@ -506,7 +509,7 @@ impl State {
                     reported: false,
                     stream: self.next_stream,
                     tick: 0,
-                },
+                }),
             );
             self.next_stream += 1;
         }
@@ -659,7 +662,7 @@ impl State {
     }
 
     /// Ends a connection: flushes its streams and reports what it carried.
-    fn close(&mut self, mut c: Conn, how: End2) {
+    fn close(&mut self, mut c: Box<Conn>, how: End2) {
         let ts = c.last_ts;
         let before = self.out.len();
         let mut tx = TlsCx {
@@ -725,7 +728,7 @@ impl State {
 
     fn finish(&mut self) {
         self.by_recency.clear();
-        let mut conns: Vec<Conn> = self.conns.drain().map(|(_, c)| c).collect();
+        let mut conns: Vec<Box<Conn>> = self.conns.drain().map(|(_, c)| c).collect();
         conns.sort_by_key(|c| c.first_frame);
         for c in conns {
             self.close(c, End2::CaptureEnded);
@@ -1054,7 +1057,7 @@ impl Conn {
                 ),
             ));
         }
-        self.http = Some(h);
+        self.http = Some(Box::new(h));
     }
 
     fn http_bytes(
@@ -1101,7 +1104,7 @@ impl Conn {
     fn begin_h2(&mut self, opening: Opening, frame: u64, caps: Caps, cx: &mut Ctx) {
         self.proto = Proto::Http2;
         let server = self.endpoint(1 - self.client.unwrap_or(0));
-        self.h2 = Some(Http2::new(caps, server, opening, frame, cx));
+        self.h2 = Some(Box::new(Http2::new(caps, server, opening, frame, cx)));
         // Bytes the other side sent while the connection was undecided were passed
         // over; like HTTP/1.1, that is a capture joined mid-connection on that side.
         for d in 0..2 {
