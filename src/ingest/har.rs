@@ -922,7 +922,7 @@ fn messages(
     let mut resp = e.response.take().unwrap_or_default();
     let headers = headers(&resp.headers);
     if let (Some(body), _) = content_bytes(resp.content.take(), &headers, limits, problems) {
-        let text = String::from_utf8_lossy(&body);
+        let text = crate::text::lossy(&body);
         if crate::sse::looks_like_event_stream(&body) {
             for ev in crate::sse::parse_body(&body, crate::sse::Budget::from_limits(limits)).events
             {

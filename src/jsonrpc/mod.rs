@@ -142,7 +142,7 @@ pub fn decode_response(resp: &HttpResponse) -> Vec<Item> {
             if bytes.is_empty() {
                 return Vec::new();
             }
-            let text = String::from_utf8_lossy(bytes);
+            let text = crate::text::lossy(bytes);
             decode_text(&text, Place::Body, None, resp.ts)
         }
         Body::Sse(sse) => sse
@@ -167,7 +167,7 @@ pub fn decode_request(body: &[u8]) -> Vec<Item> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Vec::new();
     }
-    decode_text(&String::from_utf8_lossy(body), Place::Body, None, None)
+    decode_text(&crate::text::lossy(body), Place::Body, None, None)
 }
 
 #[cfg(test)]

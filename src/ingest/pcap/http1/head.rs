@@ -146,7 +146,7 @@ fn owned(h: &[httparse::Header<'_>]) -> Headers {
             .map(|h| {
                 (
                     h.name.to_owned(),
-                    String::from_utf8_lossy(h.value).trim().to_owned(),
+                    crate::text::lossy(h.value).trim().to_owned(),
                 )
             })
             .collect(),
