@@ -28,6 +28,7 @@ impl Correlator {
         };
         self.push_call(
             &m,
+            &m.params_value(),
             &scope,
             locator.clone(),
             Transport::ClientLog,

@@ -202,7 +202,15 @@ impl Correlator {
                 }
             }
             if method == "tools/call" {
-                self.http_call(locator, &x, m, &scope, &resp_items, req_items.len());
+                self.http_call(
+                    locator,
+                    &x,
+                    m,
+                    &params,
+                    &scope,
+                    &resp_items,
+                    req_items.len(),
+                );
             }
         }
         if any_request {
@@ -214,11 +222,13 @@ impl Correlator {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn http_call(
         &mut self,
         locator: &Locator,
         x: &HttpExchange,
         m: &Message,
+        params: &serde_json::Value,
         scope: &Scope,
         resp_items: &[Item],
         batch_len: usize,
@@ -248,6 +258,7 @@ impl Correlator {
         let call = self.out.calls.len();
         self.push_call(
             m,
+            params,
             scope,
             locator.clone(),
             Transport::Http,
@@ -709,11 +720,8 @@ impl Correlator {
             }
             // initialize and tools/list answered on the stream still teach us things.
             for it in &s.items {
-                if let Some(r) = it.message() {
-                    let tools = r.result_value();
-                    if tools.get("tools").is_some() {
-                        self.note_tools(&tools);
-                    }
+                if let Some(r) = it.message().and_then(|m| m.result.as_deref()) {
+                    self.note_tools(r);
                 }
             }
         }

@@ -459,6 +459,28 @@ impl Sink for Correlator {
 }
 
 /// A digest of a call's canonical arguments (two independent 64-bit FNV-1a runs).
+/// `params.name` of a `tools/call`, when a string.
+fn tool_of(params: &Value) -> Option<&str> {
+    params.get("name").and_then(Value::as_str)
+}
+
+/// The members of a `tools/list` result the rules read, borrowed: input schemas are
+/// skipped, never built into `Value` trees (a session's tool list can be most of the
+/// bytes an agent's short sessions carry).
+#[derive(serde::Deserialize)]
+struct ToolsList<'a> {
+    #[serde(borrow)]
+    tools: Option<Vec<&'a serde_json::value::RawValue>>,
+}
+
+/// One tool of a `tools/list`: anything but what it must be is read as absent, as
+/// it would be through `Value`.
+#[derive(serde::Deserialize)]
+struct ListedTool {
+    name: Option<Value>,
+    annotations: Option<Value>,
+}
+
 fn arguments_key(args: &Value) -> u128 {
     let canon = canonical_json(args);
     let h = |offset: u64| {
@@ -620,22 +642,27 @@ impl Correlator {
             .iter()
             .filter_map(Item::message)
             .find(|r| r.id == req.id && r.result.is_some())
-            .map(Message::result_value)
+            .and_then(|r| r.result.as_deref())
         else {
             return;
         };
-        self.note_tools(&result);
+        self.note_tools(result);
     }
 
-    fn note_tools(&mut self, result: &Value) {
-        let Some(tools) = result.get("tools").and_then(Value::as_array) else {
-            return;
+    /// Learns the annotations of the tools a `tools/list` result lists; returns
+    /// false when `result` has no `tools` list.
+    fn note_tools(&mut self, result: &serde_json::value::RawValue) -> bool {
+        let Ok(ToolsList { tools: Some(tools) }) = serde_json::from_str(result.get()) else {
+            return false;
         };
         for t in tools {
-            let Some(name) = t.get("name").and_then(Value::as_str) else {
+            let Ok(t) = serde_json::from_str::<ListedTool>(t.get()) else {
                 continue;
             };
-            let a = t.get("annotations");
+            let Some(Value::String(name)) = &t.name else {
+                continue;
+            };
+            let a = t.annotations.as_ref();
             let flag = |k: &str| a.and_then(|a| a.get(k)).and_then(Value::as_bool);
             self.annotations.insert(
                 name.to_owned(),
@@ -646,12 +673,14 @@ impl Correlator {
                 },
             );
         }
+        true
     }
 
     #[allow(clippy::too_many_arguments)]
     fn push_call(
         &mut self,
         m: &Message,
+        params: &Value,
         scope: &Scope,
         locator: Locator,
         transport: Transport,
@@ -661,7 +690,6 @@ impl Correlator {
         retry_after_ms: Option<u64>,
         sse_retry_ms: Option<u64>,
     ) {
-        let params = m.params_value();
         let info = self.scopes.get(scope).cloned().unwrap_or_default();
         let returned_state = if verdict.outcome == Outcome::InputRequired {
             // Kept byte for byte: MRTR follow-ups must echo it exactly (MCP 2026-07-28, Patterns §MRTR).
@@ -683,7 +711,7 @@ impl Correlator {
                     scope: scope.clone(),
                     call: self.seq,
                     id: id.clone(),
-                    tool: m.tool_name().unwrap_or_default(),
+                    tool: tool_of(params).unwrap_or_default().to_owned(),
                     locator: locator.clone(),
                     text: text.chars().take(200).collect(),
                 });
@@ -714,7 +742,7 @@ impl Correlator {
             // Filled in by the HTTP and client-log correlators.
             Transport::Http | Transport::ClientLog => "",
         });
-        let tool = m.tool_name().map(|t| self.intern(&t));
+        let tool = tool_of(params).map(|t| self.intern(t));
         let protocol_version = info.protocol_version.as_deref().map(|v| self.intern(v));
         let client = info.client.as_deref().map(|v| self.intern(v));
         let server = info.server.as_deref().map(|v| self.intern(v));
@@ -904,5 +932,35 @@ impl Correlator {
             });
         }
         self.out
+    }
+}
+
+#[cfg(test)]
+mod tool_list_tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_list_is_read_leniently_as_through_value() {
+        let result = serde_json::value::RawValue::from_string(
+            r#"{"tools":[1,{"name":5},
+                {"name":"a","annotations":{"readOnlyHint":"yes","destructiveHint":true},
+                 "inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}},
+                {"name":"b","annotations":null}],"nextCursor":"c"}"#
+                .to_owned(),
+        )
+        .unwrap();
+        let mut c = Correlator::new();
+        assert!(c.note_tools(&result));
+        assert_eq!(c.annotations.len(), 2, "{:?}", c.annotations);
+        let a = c.annotations["a"];
+        assert_eq!(
+            (a.read_only, a.destructive, a.idempotent),
+            (None, Some(true), None)
+        );
+        assert_eq!(c.annotations["b"].destructive, None);
+        for not_a_list in [r#"{"tools":{"a":1}}"#, r#"{"content":[]}"#, "null", "[1]"] {
+            let r = serde_json::value::RawValue::from_string(not_a_list.to_owned()).unwrap();
+            assert!(!Correlator::new().note_tools(&r), "{not_a_list}");
+        }
     }
 }

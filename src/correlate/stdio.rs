@@ -99,8 +99,8 @@ impl Correlator {
                     };
                     match key.and_then(|k| self.stdio_pending.remove(&k)) {
                         Some(mut p) => {
-                            if p.method == "tools/list" {
-                                self.note_tools(&msg.result_value());
+                            if let (true, Some(r)) = (p.method == "tools/list", &msg.result) {
+                                self.note_tools(r);
                             }
                             if let Some(seen) = self.requests.get_mut(&scope) {
                                 if let Some(s) = p.msg.id.as_ref().and_then(|i| seen.get_mut(i)) {
@@ -249,6 +249,7 @@ impl Correlator {
         }
         self.push_call(
             &p.msg,
+            &p.msg.params_value(),
             &scope,
             p.locator,
             Transport::Stdio,
