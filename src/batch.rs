@@ -652,7 +652,7 @@ struct Pipelined {
 }
 
 enum Piped {
-    Exchange(Box<crate::model::Exchange>),
+    Exchange(Box<crate::model::Exchange>, crate::correlate::Messages),
     Problem(ingest::Problem),
     Notice(ingest::Problem),
 }
@@ -670,7 +670,7 @@ impl Pipelined {
             for batch in rx {
                 for p in batch {
                     match p {
-                        Piped::Exchange(x) => correlator.exchange(*x),
+                        Piped::Exchange(x, m) => correlator.exchange_decoded(*x, m),
                         Piped::Problem(p) => correlator.problem(p),
                         Piped::Notice(p) => correlator.notice(p),
                     }
@@ -718,7 +718,9 @@ impl Pipelined {
 
 impl ingest::Sink for Pipelined {
     fn exchange(&mut self, x: crate::model::Exchange) {
-        self.push(Piped::Exchange(Box::new(x)));
+        // Decoded here, on the reading thread: the correlator's thread is the busier.
+        let messages = crate::correlate::Messages::of(&x);
+        self.push(Piped::Exchange(Box::new(x), messages));
     }
     fn problem(&mut self, p: ingest::Problem) {
         self.push(Piped::Problem(p));

@@ -240,3 +240,41 @@ fn the_judge_keeps_within_its_caps_at_thousands_of_distinct_calls_a_second() {
     let j = judge.call(facts(399_999, 40_000));
     assert_eq!(j.post_count, 2);
 }
+
+/// Every record of one input (its input record, calls, findings), as printed.
+fn records_of(path: &std::path::Path, config: &Config) -> Vec<String> {
+    let mut report = mcpsift::batch::run(&[mcpsift::batch::Input::Path(path.to_owned())], config);
+    mcpsift::report::redact::Redactor::default().report(&mut report);
+    jsonl::records(&report)
+        .iter()
+        .map(Value::to_string)
+        .collect()
+}
+
+#[test]
+fn one_input_on_two_threads_gives_the_one_thread_output() {
+    // Reading (and JSON-RPC decoding) on one thread, correlation on another: the
+    // records must not depend on it, on every lab capture and transcript.
+    let mut checked = 0;
+    for dir in std::fs::read_dir("lab/captures").unwrap() {
+        let dir = dir.unwrap().path();
+        for f in std::fs::read_dir(&dir).into_iter().flatten() {
+            let f = f.unwrap().path();
+            let name = f.file_name().unwrap().to_string_lossy().to_string();
+            if !(name.starts_with("capture.") || name.ends_with(".jsonl")) {
+                continue;
+            }
+            let one = records_of(&f, &Config::default());
+            let two = records_of(
+                &f,
+                &Config {
+                    pipeline: true,
+                    ..Config::default()
+                },
+            );
+            assert_eq!(one, two, "{}", f.display());
+            checked += 1;
+        }
+    }
+    assert!(checked > 150, "{checked}");
+}

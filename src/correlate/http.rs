@@ -130,13 +130,13 @@ fn is_2026(version: Option<&str>) -> bool {
 }
 
 impl Correlator {
-    pub(super) fn http(&mut self, locator: &Locator, x: HttpExchange) {
-        let req_items = jsonrpc::decode_request(&x.request.body);
-        let resp_items: Vec<Item> = x
-            .response
-            .as_ref()
-            .map(jsonrpc::decode_response)
-            .unwrap_or_default();
+    pub(super) fn http(
+        &mut self,
+        locator: &Locator,
+        x: HttpExchange,
+        req_items: Vec<Item>,
+        resp_items: Vec<Item>,
+    ) {
         let mut scope = scope_of(&x);
         if scope.kind() == ScopeKind::Http {
             // Without sessions, each `initialize` starts a new client's id space (a

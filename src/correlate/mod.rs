@@ -425,17 +425,76 @@ pub struct Correlator {
     early_cancels: HashMap<(Scope, Id), Option<Timestamp>>,
 }
 
-impl Sink for Correlator {
-    fn exchange(&mut self, x: Exchange) {
+/// An exchange's JSON-RPC messages, decoded ahead of correlation: a run on two
+/// threads decodes them on the reading thread, so JSON parsing (the larger part of
+/// correlating) is shared between the cores.
+pub struct Messages(Decoding);
+
+enum Decoding {
+    Http {
+        request: Vec<Item>,
+        response: Vec<Item>,
+    },
+    Stdio(Vec<Item>),
+    Later,
+}
+
+impl Messages {
+    /// Decodes the messages of `x` (what `Correlator::exchange` would decode).
+    pub fn of(x: &Exchange) -> Messages {
+        Messages(decode(&x.payload))
+    }
+}
+
+fn decode(payload: &Payload) -> Decoding {
+    match payload {
+        Payload::Http(h) => Decoding::Http {
+            request: crate::jsonrpc::decode_request(&h.request.body),
+            response: h
+                .response
+                .as_ref()
+                .map(crate::jsonrpc::decode_response)
+                .unwrap_or_default(),
+        },
+        Payload::Stdio(m) => Decoding::Stdio(crate::jsonrpc::decode_text(
+            &m.json,
+            crate::jsonrpc::Place::Body,
+            None,
+            m.ts,
+        )),
+        Payload::ClientLog(_) => Decoding::Later,
+    }
+}
+
+impl Correlator {
+    /// `Sink::exchange` with the messages of `x` already decoded (`Messages::of(&x)`).
+    pub fn exchange_decoded(&mut self, x: Exchange, messages: Messages) {
         if self.out.calls.len() >= self.release_at.max(RELEASE_AT) {
             self.release(false);
         }
         self.out.exchanges += 1;
-        match x.payload {
-            Payload::Http(http) => self.http(&x.locator, http),
-            Payload::Stdio(m) => self.stdio(&x.locator, m),
-            Payload::ClientLog(c) => self.client_log(&x.locator, c),
+        let decoded = match (&x.payload, messages.0) {
+            (Payload::Http(_), d @ Decoding::Http { .. }) => d,
+            (Payload::Stdio(_), d @ Decoding::Stdio(_)) => d,
+            // Messages of another exchange: decode this one's.
+            (payload, _) => decode(payload),
+        };
+        match (x.payload, decoded) {
+            (Payload::Http(http), Decoding::Http { request, response }) => {
+                self.http(&x.locator, http, request, response)
+            }
+            (Payload::Stdio(m), Decoding::Stdio(items)) => self.stdio(&x.locator, m, items),
+            (Payload::ClientLog(c), _) => self.client_log(&x.locator, c),
+            // `decode` gives each payload its own kind.
+            _ => {}
         }
+    }
+}
+
+impl Sink for Correlator {
+    fn exchange(&mut self, x: Exchange) {
+        let messages = Messages::of(&x);
+        self.exchange_decoded(x, messages);
     }
 
     fn problem(&mut self, mut p: Problem) {

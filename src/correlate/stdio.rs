@@ -8,13 +8,12 @@ use super::observe::{Observation, Stray};
 use super::{Correlator, PendingStdio, Scope, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::ingest::Problem;
-use crate::jsonrpc::{self, Decoded, Id, Item, Kind, Message, Place};
+use crate::jsonrpc::{Decoded, Id, Item, Kind, Message};
 use crate::model::{Direction, End, Locator, StdioMessage};
 
 impl Correlator {
-    pub(super) fn stdio(&mut self, locator: &Locator, m: StdioMessage) {
+    pub(super) fn stdio(&mut self, locator: &Locator, m: StdioMessage, items: Vec<Item>) {
         let scope = Scope::stdio(self.stdio_process);
-        let items = jsonrpc::decode_text(&m.json, Place::Body, None, m.ts);
         for item in items {
             let msg = match &item.decoded {
                 Decoded::Message(msg) => (**msg).clone(),
