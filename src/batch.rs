@@ -642,8 +642,8 @@ pub fn analyse_input(input: &Input, config: &Config) -> Result<(Format, Analysis
 }
 
 /// Hands exchanges to a correlator running on a second thread, in batches, so that
-/// one large input uses two cores: reading, reassembly and body decoding here,
-/// JSON-RPC, classification, judging and rendering there. The exchanges arrive in
+/// one large input uses two cores: reading, reassembly, body decoding and JSON-RPC
+/// parsing here; pairing, classification, judging and rendering there. The exchanges arrive in
 /// the same order, so the output is the one-thread output.
 struct Pipelined {
     batch: Vec<Piped>,
