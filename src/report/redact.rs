@@ -311,20 +311,29 @@ fn name_kind(name: &str) -> Option<NameKind> {
         };
     }
     let lower = std::str::from_utf8(folded).ok()?;
-    if HASHED_NAMES.contains(&lower) {
-        Some(NameKind::Hashed)
-    } else if SECRET_NAMES.contains(&lower) {
-        Some(if HEADER_NAMES.contains(&lower) {
+    NAME_KINDS.get(lower).copied()
+}
+
+/// Every name of the lists above with its kind, looked up in one hash probe rather
+/// than ~50 comparisons: `name_kind` runs for every word of every printed string.
+static NAME_KINDS: LazyLock<foldhash::HashMap<&'static str, NameKind>> = LazyLock::new(|| {
+    let mut kinds = foldhash::HashMap::default();
+    for &n in QUERY_NAMES {
+        kinds.insert(n, NameKind::QueryOnly);
+    }
+    for &n in SECRET_NAMES {
+        let kind = if HEADER_NAMES.contains(&n) {
             NameKind::Header
         } else {
             NameKind::Secret
-        })
-    } else if QUERY_NAMES.contains(&lower) {
-        Some(NameKind::QueryOnly)
-    } else {
-        None
+        };
+        kinds.insert(n, kind);
     }
-}
+    for &n in HASHED_NAMES {
+        kinds.insert(n, NameKind::Hashed);
+    }
+    kinds
+});
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum NameKind {
