@@ -245,7 +245,8 @@ struct State {
     evict_work: u64,
     /// `MAX_CONNS`, smaller in tests.
     max_conns: usize,
-    counts: HashMap<&'static str, (Kind, u64)>,
+    /// Per kind of frame problem: its kind, how many, how many are listed one by one.
+    counts: HashMap<&'static str, (Kind, u64, u64)>,
     stopped: Option<(Kind, String)>,
     /// Key logs from `--tls-keylog`.
     given: Arc<KeyLog>,
@@ -302,9 +303,20 @@ impl State {
 
     /// A per-frame problem, reported one by one up to a limit per kind.
     fn frame_problem(&mut self, counter: &'static str, kind: Kind, message: String) {
-        let (_, n) = self.counts.entry(counter).or_insert((kind, 0));
+        self.frame_problem_listed(counter, kind, message, PER_KIND);
+    }
+
+    /// `frame_problem`, listing at most `listed` of this kind one by one.
+    fn frame_problem_listed(
+        &mut self,
+        counter: &'static str,
+        kind: Kind,
+        message: String,
+        listed: u64,
+    ) {
+        let (_, n, _) = self.counts.entry(counter).or_insert((kind, 0, listed));
         *n += 1;
-        if *n <= PER_KIND {
+        if *n <= listed {
             self.diags.push(Problem::of(
                 Level::Problem,
                 kind,
@@ -651,10 +663,12 @@ impl State {
             let Some(c) = self.conns.remove(&key) else {
                 continue;
             };
-            self.frame_problem(
+            // One listed with its frame, the rest counted: they all say the same.
+            self.frame_problem_listed(
                 "evict",
                 Kind::Cap,
-                format!("cap: more than {MAX_CONNS} TCP connections open at once; the least recently active one is closed early (its open exchanges end as capture_ended; a fixed limit)"),
+                format!("cap: more than {MAX_CONNS} TCP connections open at once; from here the least recently active one is closed early each time (its open exchanges end as capture_ended; a fixed limit)"),
+                1,
             );
             self.close(c, End2::CaptureEnded);
             return;
@@ -744,17 +758,24 @@ impl State {
                 ),
             ));
         }
-        let mut counts: Vec<(&'static str, (Kind, u64))> = self.counts.drain().collect();
+        let mut counts: Vec<(&'static str, (Kind, u64, u64))> = self.counts.drain().collect();
         counts.sort_by_key(|(c, _)| *c);
-        for (counter, (kind, n)) in counts {
-            if n > PER_KIND {
+        for (counter, (kind, n, listed)) in counts {
+            if counter == "evict" && n > listed {
+                self.diags.push(Problem::of(
+                    Level::Problem,
+                    kind,
+                    Locator::Input,
+                    format!("cap: {n} TCP connections in all were closed early to stay under {MAX_CONNS} open at once (their open exchanges ended as capture_ended)"),
+                ));
+            } else if n > listed {
                 self.diags.push(Problem::of(
                     Level::Problem,
                     kind,
                     Locator::Input,
                     format!(
                         "{} more frames with the same kind of problem ({counter}) were not listed one by one",
-                        n - PER_KIND
+                        n - listed
                     ),
                 ));
             }
@@ -1352,9 +1373,21 @@ mod tests {
         );
         let evicted: Vec<_> = st.diags.iter().filter(|d| d.kind == Kind::Cap).collect();
         assert_eq!(
-            evicted.len() as u64,
-            PER_KIND,
-            "listed up to the per-kind limit"
+            evicted.len(),
+            1,
+            "the first eviction listed, with its frame"
+        );
+        st.finish();
+        let total: Vec<_> = st
+            .diags
+            .iter()
+            .filter(|d| d.kind == Kind::Cap && d.locator == Locator::Input)
+            .collect();
+        assert_eq!(total.len(), 1, "{total:?}");
+        assert!(
+            total[0].message.contains("936 TCP connections in all"),
+            "{}",
+            total[0].message
         );
     }
 }
