@@ -191,8 +191,15 @@ fn stage_one(mut ir: InputReport, options: &Options) -> StageOne {
 }
 
 /// Stage 2 over the records of one partition (any order; calls are put in request
-/// order here).
+/// order here). The text stage 2 writes itself (finding details, a session's
+/// client and server learnt from another file) is redacted.
 pub fn correlate(records: Vec<Record>, config: &Config) -> Correlated {
+    correlate_redacting(records, config, true)
+}
+
+/// `correlate`, with the text it writes redacted or not (`redact: false` for
+/// records stage 1 made with `no_redact`, as the CLI's `--no-redact` prints them).
+pub fn correlate_redacting(records: Vec<Record>, config: &Config, redact: bool) -> Correlated {
     let mut calls = Vec::new();
     let mut observations = Vec::new();
     // What one file learnt (a session's initialize, a tools/list) holds for the
@@ -218,7 +225,7 @@ pub fn correlate(records: Vec<Record>, config: &Config) -> Correlated {
         let (a, b) = (&a.facts, &b.facts);
         (a.started_at, &a.input, a.seq).cmp(&(b.started_at, &b.input, b.seq))
     });
-    let redactor = Redactor::default();
+    let redactor = Redactor { enabled: redact };
     let mut judge = Judge::new(config.windows);
     let mut out = Correlated::default();
     for mut c in calls {

@@ -165,7 +165,8 @@ def correlate(records: Iterable[Union[str, bytes]], **options: Any) -> Iterator[
     any order): yields the final ``call`` records in request order, then the
     ``finding`` records, as ``analyze`` yields them. Options: the windows of
     ``analyze`` (``retry_window``, ``double_dispatch_window``, ``client_timeout``,
-    ``client_log_retry_window``). A record that is not stage-1 JSON raises
+    ``client_log_retry_window``) and ``redact`` (pass ``redact=False`` here too for
+    records that ``calls(..., redact=False)`` made). A record that is not stage-1 JSON raises
     ``ValueError`` naming its position."""
     opts = _options(dict(options))
     texts = [r.decode() if isinstance(r, (bytes, bytearray)) else r for r in records]

@@ -343,7 +343,7 @@ fn stage_correlate(
                     .map_err(|e| format!("record {n}: not a stage-1 record: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()?;
-        let out = stage::correlate(records, &options.config);
+        let out = stage::correlate_redacting(records, &options.config, options.redact);
         Ok(out.calls.into_iter().chain(out.findings).collect())
     });
     let items = items.map_err(PyValueError::new_err)?;

@@ -115,3 +115,28 @@ def test_summaries_of_parts_merge_into_the_summary_of_the_whole(lab_files, cli):
     from_stages = mcpsift.summarize(inputs + records)
     assert from_stages == printed[1]
     assert mcpsift.summarize([printed[0], json.dumps(from_stages)]) == whole
+
+
+def test_unredacted_stages_give_the_cli_no_redact_records(tmp_path, cli):
+    # A success whose text reads like an error is a finding that quotes the text:
+    # stage 2 writes it, so redact=False must reach stage 2 too.
+    secret = "password=hunter2-correct-horse-battery"
+    call = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "login", "arguments": {}}}
+    result = {"jsonrpc": "2.0", "id": 1,
+              "result": {"content": [{"type": "text", "text": f"Error: bad {secret}"}]}}
+    record = {"ts": "2026-12-01T10:00:00.000Z",
+              "request": {"method": "POST", "url": "http://127.0.0.1:3000/mcp",
+                          "headers": [["content-type", "application/json"]],
+                          "body": json.dumps(call)},
+              "response": {"status": 200, "headers": [["content-type", "application/json"]],
+                           "body": json.dumps(result)},
+              "end_ts": "2026-12-01T10:00:00.040Z"}
+    log = tmp_path / "secret.jsonl"
+    log.write_text(json.dumps(record) + "\n")
+    theirs = [r for r in cli([log, "--no-redact"]) if r["type"] in ("call", "finding")]
+    assert any(secret in json.dumps(r) for r in theirs if r["type"] == "finding")
+    _, ours = _staged([(str(log), log.read_bytes(), None)], redact=False)
+    assert sorted(map(_key, ours)) == sorted(map(_key, theirs))
+    _, redacted = _staged([(str(log), log.read_bytes(), None)])
+    assert not any(secret in json.dumps(r) for r in redacted)
