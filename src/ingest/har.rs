@@ -12,8 +12,8 @@
 //! never by much. An entry that starts before one already handed on is handed on
 //! anyway and reported once, rather than buffering a whole file to be sure.
 
+use super::harscan::{read_entries, Entries, Failure, Pos, Shared, Source};
 use super::inflate::{inflate_all, Coding, Stop};
-use super::meter::{metered, Meter};
 use super::{IngestError, Kind, Level, Problem, Sink};
 use crate::config::Limits;
 use crate::model::{
@@ -22,8 +22,8 @@ use crate::model::{
 };
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -43,7 +43,7 @@ pub fn read(reader: impl Read, limits: &Limits, sink: &mut dyn Sink) -> Result<(
 
 /// `read` with an explicit re-order window (tests use a small one).
 pub(crate) fn read_with_window(
-    reader: impl Read,
+    mut reader: impl Read,
     limits: &Limits,
     sink: &mut dyn Sink,
     window: usize,
@@ -64,38 +64,31 @@ pub(crate) fn read_with_window(
         saw_log: false,
         saw_entries: false,
         entries_open: false,
+        failure: None,
+        gap: None,
     };
-    // One entry may not grow past the record cap: refused byte by byte before serde
-    // buffers it.
-    let meter = Meter::new(limits.max_record_bytes as u64);
-    let mut de = serde_json::Deserializer::from_reader(metered(
-        io::BufReader::with_capacity(256 << 10, reader),
-        meter.clone(),
-    ));
+    let src = RefCell::new(Source::new(&mut reader));
+    let mut de = serde_json::Deserializer::from_reader(Shared(&src));
     let outcome = RootSeed {
         state: &mut state,
-        meter: &meter,
+        src: &src,
     }
     .deserialize(&mut de)
     .and_then(|()| de.end());
-    let result = match outcome {
-        Err(_) if meter.tripped() => {
-            state.sink.problem(Problem::cap(
-                Locator::Entry {
-                    entry: state.next_index,
-                },
-                format!(
-                    "cap: entry {} is larger than the {}-byte record cap; it and the entries after it were not read (raise --max-record-bytes)",
-                    state.next_index,
-                    meter.cap()
-                ),
-            ));
-            Ok(())
-        }
-        Ok(()) if !state.saw_log => Err(IngestError::Har(
+    let failure = match outcome {
+        Ok(()) => None,
+        Err(e) => Some(
+            state
+                .failure
+                .take()
+                .unwrap_or_else(|| from_walk(&e, state.gap)),
+        ),
+    };
+    let result = match failure {
+        None if !state.saw_log => Err(IngestError::Har(
             "a JSON object without a \"log\" member: not a HAR".to_owned(),
         )),
-        Ok(()) => {
+        None => {
             if !state.saw_entries {
                 state.sink.problem(Problem::new(
                     Locator::Input,
@@ -104,16 +97,14 @@ pub(crate) fn read_with_window(
             }
             Ok(())
         }
-        Err(e) if e.is_io() => Err(IngestError::Io(io::Error::other(e.to_string()))),
+        Some(Failure::Io(e)) => Err(IngestError::Io(io::Error::other(e))),
         // Broken after some entries: keep what was read, name where it broke.
-        Err(e) if state.entries_open => {
-            let what = if e.is_eof() {
-                "the file ends in the middle of this entry (truncated HAR?); the entries before it were analysed".to_owned()
-            } else {
-                format!(
-                    "the HAR stops being valid JSON here ({}); the entries before it were analysed",
-                    crate::text::describe_json_error(&e)
-                )
+        Some(f) if state.entries_open => {
+            let what = match f {
+                Failure::Syntax(e) => format!(
+                    "the HAR stops being valid JSON here ({e}); the entries before it were analysed"
+                ),
+                _ => "the file ends in the middle of this entry (truncated HAR?); the entries before it were analysed".to_owned(),
             };
             state.sink.problem(Problem::new(
                 Locator::Entry {
@@ -123,14 +114,35 @@ pub(crate) fn read_with_window(
             ));
             Ok(())
         }
-        Err(e) => Err(IngestError::Har(if e.is_eof() {
-            "the file ends before the HAR \"log\" is complete".to_owned()
-        } else {
-            crate::text::describe_json_error(&e)
-        })),
+        Some(Failure::Syntax(e)) => Err(IngestError::Har(e)),
+        Some(_) => Err(IngestError::Har(
+            "the file ends before the HAR \"log\" is complete".to_owned(),
+        )),
     };
     state.flush();
     result
+}
+
+/// An error of serde_json's walk over the top level. Past the entries, which it did
+/// not see, its positions are moved by what they held (`gap`: where the entries began
+/// as serde_json counted, and where they ended).
+fn from_walk(e: &serde_json::Error, gap: Option<(Pos, Pos)>) -> Failure {
+    if e.is_io() {
+        return Failure::Io(e.to_string());
+    }
+    if e.is_eof() {
+        return Failure::Eof;
+    }
+    let (line, column) = match gap {
+        Some((seen, real)) if e.line() == seen.line => {
+            (real.line, e.column() - seen.column + real.column)
+        }
+        Some((seen, real)) if e.line() > seen.line => {
+            (e.line() + real.line - seen.line, e.column())
+        }
+        _ => (e.line(), e.column()),
+    };
+    Failure::Syntax(crate::text::describe_json_error_at(e, line, column))
 }
 
 /// Reading state shared by the seeds.
@@ -156,6 +168,10 @@ struct State<'a> {
     saw_entries: bool,
     /// `log.entries` turned out to be a list and its reading began.
     entries_open: bool,
+    /// Why the entries stopped, when they did not end with their `]`.
+    failure: Option<Failure>,
+    /// Where the entries began and ended (see `from_walk`).
+    gap: Option<(Pos, Pos)>,
 }
 
 /// An exchange waiting in the re-order window.
@@ -254,26 +270,10 @@ impl State<'_> {
         }
     }
 
-    fn entry(&mut self, raw: Box<RawValue>) {
+    fn take(&mut self, entry: RawEntry) {
         let index = self.next_index;
         self.next_index += 1;
         let locator = Locator::Entry { entry: index };
-        let parsed = serde_json::from_str::<RawEntry>(raw.get());
-        // The raw text is not needed once parsed: free it before bodies are decoded.
-        drop(raw);
-        let entry: RawEntry = match parsed {
-            Ok(e) => e,
-            Err(e) => {
-                self.sink.problem(Problem::new(
-                    locator,
-                    format!(
-                        "not a valid HAR entry: {} (counted within this entry)",
-                        crate::text::describe_json_error(&e)
-                    ),
-                ));
-                return;
-            }
-        };
         let mut problems = Notes::default();
         let start = entry
             .started_date_time
@@ -317,6 +317,36 @@ impl State<'_> {
     }
 }
 
+impl Entries for State<'_> {
+    fn entry(&mut self, text: &str) -> Result<(), serde_json::Error> {
+        self.take(serde_json::from_str::<RawEntry>(text)?);
+        Ok(())
+    }
+
+    fn bad(&mut self, e: serde_json::Error) {
+        let entry = self.next_index;
+        self.next_index += 1;
+        self.sink.problem(Problem::new(
+            Locator::Entry { entry },
+            format!(
+                "not a valid HAR entry: {} (counted within this entry)",
+                crate::text::describe_json_error(&e)
+            ),
+        ));
+    }
+
+    fn oversize(&mut self, cap: usize) {
+        let entry = self.next_index;
+        self.next_index += 1;
+        self.sink.problem(Problem::cap(
+            Locator::Entry { entry },
+            format!(
+                "cap: entry {entry} is larger than the {cap}-byte record cap; it was skipped without being read, and the entries after it were read (raise --max-record-bytes)"
+            ),
+        ));
+    }
+}
+
 /// What went wrong inside one entry, typed, before it is handed to the sink.
 #[derive(Default)]
 struct Notes(Vec<(Kind, String)>);
@@ -334,19 +364,19 @@ impl Notes {
 
 // ---- The streaming walk over the top level ----
 
-struct RootSeed<'s, 'a> {
+struct RootSeed<'s, 'a, 'r> {
     state: &'s mut State<'a>,
-    meter: &'s Meter,
+    src: &'s RefCell<Source<'r>>,
 }
 
-impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_, '_> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for RootSeed<'_, '_> {
+impl<'de> Visitor<'de> for RootSeed<'_, '_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a HAR document (a JSON object with a \"log\" member)")
@@ -357,7 +387,7 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_> {
                 self.state.saw_log = true;
                 map.next_value_seed(LogSeed {
                     state: &mut *self.state,
-                    meter: self.meter,
+                    src: self.src,
                 })?;
             } else if key == "log" {
                 // JSON leaves duplicate members undefined; the first is read, and the
@@ -375,19 +405,19 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_> {
     }
 }
 
-struct LogSeed<'s, 'a> {
+struct LogSeed<'s, 'a, 'r> {
     state: &'s mut State<'a>,
-    meter: &'s Meter,
+    src: &'s RefCell<Source<'r>>,
 }
 
-impl<'de> DeserializeSeed<'de> for LogSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for LogSeed<'_, '_, '_> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for LogSeed<'_, '_> {
+impl<'de> Visitor<'de> for LogSeed<'_, '_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the HAR \"log\" object")
@@ -398,7 +428,7 @@ impl<'de> Visitor<'de> for LogSeed<'_, '_> {
                 self.state.saw_entries = true;
                 map.next_value_seed(EntriesSeed {
                     state: &mut *self.state,
-                    meter: self.meter,
+                    src: self.src,
                 })?;
             } else if key == "entries" {
                 self.state.sink.problem(Problem::new(
@@ -419,37 +449,35 @@ impl<'de> Visitor<'de> for LogSeed<'_, '_> {
     }
 }
 
-struct EntriesSeed<'s, 'a> {
+struct EntriesSeed<'s, 'a, 'r> {
     state: &'s mut State<'a>,
-    meter: &'s Meter,
+    src: &'s RefCell<Source<'r>>,
 }
 
-impl<'de> DeserializeSeed<'de> for EntriesSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for EntriesSeed<'_, '_, '_> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> Visitor<'de> for EntriesSeed<'_, '_> {
+impl<'de> Visitor<'de> for EntriesSeed<'_, '_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the list of HAR entries in \"log.entries\"")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        // Each entry is taken as raw text (one entry in memory at a time) and parsed
-        // on its own, so a bad entry does not stop the ones after it.
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        // serde_json has just taken the `[`; the scanner reads the entries from the
+        // same buffer, up to the `]`, which serde_json then takes.
         self.state.entries_open = true;
-        loop {
-            self.meter.start();
-            let Some(raw) = seq.next_element::<Box<RawValue>>()? else {
-                break;
-            };
-            self.meter.stop();
-            self.state.entry(raw);
-        }
-        self.meter.stop();
-        Ok(())
+        let mut src = self.src.borrow_mut();
+        let seen = src.pos();
+        let outcome = read_entries(&mut src, self.state.limits.max_record_bytes, self.state);
+        self.state.gap = Some((seen, src.pos()));
+        outcome.map_err(|f| {
+            self.state.failure = Some(f);
+            de::Error::custom("the HAR entries stopped")
+        })
     }
 }
 

@@ -1,0 +1,458 @@
+//! The fast half of the HAR reader (issue #13): the input is read in large chunks into
+//! one reusable buffer, and a small scanner finds where each element of `log.entries`
+//! begins and ends, so that each entry is parsed from its bytes by serde_json's slice
+//! reader instead of its byte-at-a-time `io::Read` one.
+//!
+//! The scanner is hand-written because no crate splits a streaming JSON document at a
+//! nested path. It tracks only strings, escapes and bracket depth; whether the bytes
+//! are JSON is left to serde_json, asked again on the slice whenever an entry does not
+//! parse, so a broken file gets serde_json's own message at its place in the document.
+
+use memchr::{memchr2, memchr_iter, memrchr};
+use serde::de::{Deserialize, IgnoredAny};
+use serde_json::value::RawValue;
+use std::cell::RefCell;
+use std::io::{self, Read};
+
+/// How much is asked of the reader at a time.
+const CHUNK: usize = 1 << 20;
+
+/// A place in the document as serde_json reports one: the 1-based line, and how many
+/// bytes of that line come before it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Pos {
+    pub line: usize,
+    pub column: usize,
+}
+
+/// Why the entries stopped before their closing `]`.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum Failure {
+    /// The reader failed; its message.
+    Io(String),
+    /// The input ended inside the list.
+    Eof,
+    /// Not JSON: serde_json's wording, at a document position.
+    Syntax(String),
+}
+
+/// The input, read in chunks into one buffer that holds at most one record (plus a
+/// chunk) at a time; consumed bytes are dropped before the buffer grows.
+pub(crate) struct Source<'r> {
+    inner: &'r mut dyn Read,
+    buf: Vec<u8>,
+    /// First byte not consumed yet.
+    head: usize,
+    /// End of the bytes read.
+    filled: usize,
+    eof: bool,
+    /// Offset in the input of `buf[0]`.
+    base: usize,
+    /// Line of the byte at `head`, and the input offset where that line starts.
+    line: usize,
+    line_start: usize,
+}
+
+impl<'r> Source<'r> {
+    pub(crate) fn new(inner: &'r mut dyn Read) -> Self {
+        Source {
+            inner,
+            buf: Vec::new(),
+            head: 0,
+            filled: 0,
+            eof: false,
+            base: 0,
+            line: 1,
+            line_start: 0,
+        }
+    }
+
+    /// The bytes read and not consumed.
+    pub(crate) fn data(&self) -> &[u8] {
+        &self.buf[self.head..self.filled]
+    }
+
+    /// Reads more after `data()`: false at the end of the input.
+    pub(crate) fn fill(&mut self) -> io::Result<bool> {
+        if self.eof {
+            return Ok(false);
+        }
+        if self.buf.len() - self.filled < CHUNK {
+            // Consumed bytes go first, so the buffer only grows for one long record.
+            self.buf.copy_within(self.head..self.filled, 0);
+            self.base += self.head;
+            self.filled -= self.head;
+            self.head = 0;
+            if self.buf.len() - self.filled < CHUNK {
+                self.buf.resize(self.filled + CHUNK, 0);
+            }
+        }
+        loop {
+            match self.inner.read(&mut self.buf[self.filled..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(false);
+                }
+                Ok(n) => {
+                    self.filled += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Consumes the first `n` bytes of `data()`, counting lines as serde_json does.
+    pub(crate) fn consume(&mut self, n: usize) {
+        let gone = &self.buf[self.head..self.head + n];
+        if let Some(last) = memrchr(b'\n', gone) {
+            self.line += memchr_iter(b'\n', gone).count();
+            self.line_start = self.base + self.head + last + 1;
+        }
+        self.head += n;
+    }
+
+    /// The position after the consumed bytes.
+    pub(crate) fn pos(&self) -> Pos {
+        self.pos_at(0)
+    }
+
+    /// The position after the consumed bytes and `at` more of `data()`.
+    fn pos_at(&self, at: usize) -> Pos {
+        let before = &self.buf[self.head..self.head + at];
+        let (line, start) = match memrchr(b'\n', before) {
+            Some(last) => (
+                self.line + memchr_iter(b'\n', before).count(),
+                self.base + self.head + last + 1,
+            ),
+            None => (self.line, self.line_start),
+        };
+        Pos {
+            line,
+            column: self.base + self.head + at - start,
+        }
+    }
+
+    /// Where serde_json reports an error about the byte `at` of `data()` that it peeked.
+    fn peek_pos(&self, at: usize) -> Pos {
+        let p = self.pos_at(at);
+        Pos {
+            line: p.line,
+            column: p.column + 1,
+        }
+    }
+}
+
+/// `Source` as an `io::Read` for serde_json, which walks the small top level of the
+/// document (everything but the entries) through it.
+pub(crate) struct Shared<'a, 'r>(pub &'a RefCell<Source<'r>>);
+
+impl Read for Shared<'_, '_> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        let mut src = self.0.borrow_mut();
+        if src.data().is_empty() && !src.fill()? {
+            return Ok(0);
+        }
+        let n = out.len().min(src.data().len());
+        out[..n].copy_from_slice(&src.data()[..n]);
+        src.consume(n);
+        Ok(n)
+    }
+}
+
+/// What the entries are handed to.
+pub(crate) trait Entries {
+    /// One whole entry, valid UTF-8. A parse error is handed back unreported: it is
+    /// the entry's own only if the entry is valid JSON.
+    fn entry(&mut self, text: &str) -> Result<(), serde_json::Error>;
+    /// The entry did not parse as an entry, though it is JSON.
+    fn bad(&mut self, e: serde_json::Error);
+    /// The entry is larger than the record cap; it is skipped.
+    fn oversize(&mut self, cap: usize);
+}
+
+/// Reads the elements of a JSON list whose `[` was just consumed, up to (not
+/// including) its `]`, handing each to `to`. An element larger than `cap` bytes is
+/// skipped by scanning, without being held.
+pub(crate) fn read_entries(
+    src: &mut Source,
+    cap: usize,
+    to: &mut dyn Entries,
+) -> Result<(), Failure> {
+    let mut first = true;
+    loop {
+        // The checks and wording of serde_json's `SeqAccess`, which read HARs before.
+        let Some(b) = next_token(src)? else {
+            return Err(Failure::Eof);
+        };
+        if b == b']' {
+            return Ok(());
+        }
+        if !first {
+            if b != b',' {
+                return Err(syntax("expected `,` or `]`", src.peek_pos(0)));
+            }
+            src.consume(1);
+            match next_token(src)? {
+                None => return Err(Failure::Eof),
+                Some(b']') => return Err(syntax("trailing comma", src.peek_pos(0))),
+                Some(_) => {}
+            }
+        }
+        first = false;
+        element(src, cap, to)?;
+    }
+}
+
+fn syntax(code: &str, at: Pos) -> Failure {
+    Failure::Syntax(format!("{code} at line {} column {}", at.line, at.column))
+}
+
+fn io_failure(e: io::Error) -> Failure {
+    Failure::Io(e.to_string())
+}
+
+/// Skips whitespace (JSON's four bytes); the next byte, not consumed, or `None` at
+/// the end of the input.
+fn next_token(src: &mut Source) -> Result<Option<u8>, Failure> {
+    loop {
+        let data = src.data();
+        match data
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\n' | b'\t' | b'\r'))
+        {
+            Some(k) => {
+                src.consume(k);
+                return Ok(Some(src.data()[0]));
+            }
+            None => {
+                src.consume(data.len());
+                if !src.fill().map_err(io_failure)? {
+                    return Ok(None);
+                }
+            }
+        }
+    }
+}
+
+/// One element, starting at the first byte of `src.data()`.
+fn element(src: &mut Source, cap: usize, to: &mut dyn Entries) -> Result<(), Failure> {
+    let at = src.pos();
+    if !matches!(src.data()[0], b'{' | b'[' | b'"') {
+        return scalar(src, cap, at, to);
+    }
+    let mut scan = Scan::default();
+    let mut from = 0;
+    loop {
+        match scan.run(src.data(), from) {
+            Step::Done(len) if len <= cap => return whole(src, len, at, to),
+            Step::Done(len) => {
+                check(&src.data()[..len], at)?;
+                to.oversize(cap);
+                src.consume(len);
+                return Ok(());
+            }
+            Step::More(n) if n > cap => {
+                // serde_json would have stopped at a syntax error within the cap.
+                check(src.data(), at)?;
+                to.oversize(cap);
+                src.consume(n);
+                return skip(src, scan);
+            }
+            Step::More(n) => {
+                from = n;
+                if !src.fill().map_err(io_failure)? {
+                    // The input ends inside the element: broken there, or truncated.
+                    check(src.data(), at)?;
+                    return Err(Failure::Eof);
+                }
+            }
+        }
+    }
+}
+
+/// A whole element of `len` bytes: parsed, or the reason it is not an entry.
+fn whole(src: &mut Source, len: usize, at: Pos, to: &mut dyn Entries) -> Result<(), Failure> {
+    let bytes = &src.data()[..len];
+    let bad = match std::str::from_utf8(bytes) {
+        Ok(text) => to.entry(text).err().map(Ok),
+        Err(e) => Some(Err(e)),
+    };
+    if let Some(bad) = bad {
+        // The old reader checked the syntax of an entry first, then its UTF-8, then
+        // its fields: the same order gives the same verdict.
+        check(src.data(), at)?;
+        match bad {
+            Ok(e) => to.bad(e),
+            Err(e) => return Err(invalid_utf8(&src.data()[..len], e, at)),
+        }
+    }
+    src.consume(len);
+    Ok(())
+}
+
+/// A syntax error serde_json finds in `bytes`, which start at `at` in the document;
+/// running out of bytes is not one (they may be the start of an element). Read with
+/// serde_json's `io::Read` path, as the whole document used to be: its slice path
+/// places some errors a byte earlier. Only entries that fail to parse come here.
+fn check(bytes: &[u8], at: Pos) -> Result<(), Failure> {
+    let mut de = serde_json::Deserializer::from_reader(bytes);
+    match IgnoredAny::deserialize(&mut de) {
+        Err(e) if !e.is_eof() => Err(from_slice_error(&e, at)),
+        _ => Ok(()),
+    }
+}
+
+/// A serde_json error on a slice that starts at `at`, placed in the document.
+fn from_slice_error(e: &serde_json::Error, at: Pos) -> Failure {
+    if e.is_eof() {
+        return Failure::Eof;
+    }
+    let (line, column) = if e.line() == 1 {
+        (at.line, at.column + e.column())
+    } else {
+        (at.line + e.line() - 1, e.column())
+    };
+    Failure::Syntax(crate::text::describe_json_error_at(e, line, column))
+}
+
+/// serde_json's error for an entry that is JSON but not UTF-8, placed as its raw-value
+/// reader placed it.
+fn invalid_utf8(bytes: &[u8], e: std::str::Utf8Error, at: Pos) -> Failure {
+    let prefix = &bytes[..(e.valid_up_to() + 1).min(bytes.len())];
+    let p = match memrchr(b'\n', prefix) {
+        Some(last) => Pos {
+            line: at.line + memchr_iter(b'\n', &prefix[..last]).count() + 1,
+            column: prefix.len() - last - 1,
+        },
+        None => Pos {
+            line: at.line,
+            column: at.column + prefix.len(),
+        },
+    };
+    syntax("invalid unicode code point", p)
+}
+
+/// Bytes a number or `true`/`false`/`null` may be made of, and some more: the
+/// first byte outside them ends what serde_json would read as one.
+fn scalar_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')
+}
+
+/// An element that is not an object, a list or a string (never an entry): serde_json
+/// reads it, or says what is wrong, once the byte after it is in the buffer.
+fn scalar(src: &mut Source, cap: usize, at: Pos, to: &mut dyn Entries) -> Result<(), Failure> {
+    loop {
+        let data = src.data();
+        if data.iter().any(|b| !scalar_byte(*b)) {
+            break;
+        }
+        if data.len() > cap {
+            to.oversize(cap);
+            loop {
+                let data = src.data();
+                match data.iter().position(|b| !scalar_byte(*b)) {
+                    Some(k) => {
+                        src.consume(k);
+                        return Ok(());
+                    }
+                    None => {
+                        src.consume(data.len());
+                        if !src.fill().map_err(io_failure)? {
+                            return Err(Failure::Eof);
+                        }
+                    }
+                }
+            }
+        }
+        if !src.fill().map_err(io_failure)? {
+            break;
+        }
+    }
+    let mut de = serde_json::Deserializer::from_reader(src.data());
+    let raw = match <Box<RawValue>>::deserialize(&mut de) {
+        Ok(raw) => raw,
+        Err(e) => return Err(from_slice_error(&e, at)),
+    };
+    if let Err(e) = to.entry(raw.get()) {
+        to.bad(e);
+    }
+    src.consume(raw.get().len());
+    Ok(())
+}
+
+/// Skips the rest of an element too large to hold, by scanning.
+fn skip(src: &mut Source, mut scan: Scan) -> Result<(), Failure> {
+    loop {
+        if !src.fill().map_err(io_failure)? {
+            return Err(Failure::Eof);
+        }
+        match scan.run(src.data(), 0) {
+            Step::Done(n) => {
+                src.consume(n);
+                return Ok(());
+            }
+            Step::More(n) => src.consume(n),
+        }
+    }
+}
+
+/// Where a JSON object, list or string ends, found without parsing it.
+#[derive(Default, Debug)]
+struct Scan {
+    depth: usize,
+    in_str: bool,
+    /// The last byte seen was the backslash of an escape.
+    escaped: bool,
+}
+
+enum Step {
+    /// The value is the first this many bytes.
+    Done(usize),
+    /// All bytes were scanned (this many); the value goes on.
+    More(usize),
+}
+
+impl Scan {
+    /// Scans `bytes` from `from`: bytes before it were scanned by earlier calls, and
+    /// the value starts at `bytes[0]` with `{`, `[` or `"`.
+    fn run(&mut self, bytes: &[u8], mut i: usize) -> Step {
+        while i < bytes.len() {
+            if self.in_str {
+                if self.escaped {
+                    self.escaped = false;
+                    i += 1;
+                    continue;
+                }
+                // Most of a HAR is string bodies: jump to the next quote or backslash.
+                let Some(k) = memchr2(b'"', b'\\', &bytes[i..]) else {
+                    return Step::More(bytes.len());
+                };
+                i += k;
+                if bytes[i] == b'"' {
+                    self.in_str = false;
+                    if self.depth == 0 {
+                        return Step::Done(i + 1);
+                    }
+                } else {
+                    self.escaped = true;
+                }
+            } else {
+                match bytes[i] {
+                    b'"' => self.in_str = true,
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth = self.depth.saturating_sub(1);
+                        if self.depth == 0 {
+                            return Step::Done(i + 1);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            i += 1;
+        }
+        Step::More(i)
+    }
+}
