@@ -1058,6 +1058,52 @@ mod tests {
             .collect()
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// `log.entries` is found wherever `log` and `entries` sit among the other
+        /// members, and each entry is read once, in order.
+        #[test]
+        fn entries_are_found_among_any_members(
+            texts in proptest::collection::vec("[a-z\"\\\\é\\]}{]{0,8}", 0..6),
+            log_at in 0usize..3,
+            entries_at in 0usize..5,
+            pretty in proptest::prelude::any::<bool>(),
+        ) {
+            let entries: Vec<Value> = texts
+                .iter()
+                .map(|b| serde_json::json!({
+                    "request": {"method": "POST", "url": "http://h/mcp", "postData": {"text": b}},
+                    "response": {"status": 200, "content": {"text": "]}"}}
+                }))
+                .collect();
+            let mut log: Vec<(&str, Value)> = vec![
+                ("version", "1.2".into()),
+                ("creator", serde_json::json!({"name": "x", "entries": [1]})),
+                ("pages", serde_json::json!([{"id": "p", "title": "\"]"}])),
+                ("browser", serde_json::json!({"name": "b"})),
+            ];
+            log.insert(entries_at, ("entries", Value::Array(entries)));
+            let log: serde_json::Map<String, Value> =
+                log.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            let mut root: Vec<(&str, Value)> = vec![
+                ("comment", serde_json::json!({"log": 1})),
+                ("extra", serde_json::json!(["{"])),
+            ];
+            root.insert(log_at, ("log", Value::Object(log)));
+            let root: serde_json::Map<String, Value> =
+                root.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            let doc = if pretty {
+                serde_json::to_string_pretty(&root).unwrap()
+            } else {
+                serde_json::to_string(&root).unwrap()
+            };
+            let c = run(&doc, 8);
+            proptest::prop_assert!(c.problems.is_empty(), "{:?}", c.problems);
+            proptest::prop_assert_eq!(bodies(&c), texts);
+        }
+    }
+
     #[test]
     fn base64_variants() {
         let b64 = |t: &str| base64_decode(t.as_bytes().to_vec());

@@ -456,3 +456,256 @@ impl Scan {
         Step::More(i)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Limits;
+    use crate::ingest::Collect;
+    use proptest::prelude::*;
+    use serde_json::{json, Value};
+
+    /// A reader that hands out its bytes in reads of the given sizes, in turn.
+    struct Short {
+        data: Vec<u8>,
+        at: usize,
+        sizes: Vec<usize>,
+        turn: usize,
+    }
+
+    impl Read for Short {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let size = self.sizes[self.turn % self.sizes.len()].max(1);
+            self.turn += 1;
+            let n = size.min(out.len()).min(self.data.len() - self.at);
+            out[..n].copy_from_slice(&self.data[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    /// Keeps the entries' texts.
+    #[derive(Default)]
+    struct Texts {
+        texts: Vec<String>,
+        oversize: usize,
+    }
+
+    impl Entries for Texts {
+        fn entry(&mut self, text: &str) -> Result<(), serde_json::Error> {
+            // Parsed, so that a broken element meets the checks a HAR entry meets.
+            serde_json::from_str::<Value>(text)?;
+            self.texts.push(text.to_owned());
+            Ok(())
+        }
+        fn bad(&mut self, _: serde_json::Error) {}
+        fn oversize(&mut self, _: usize) {
+            self.oversize += 1;
+        }
+    }
+
+    /// A tiny deterministic generator for the writer's choices.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn ws(&mut self) -> &'static str {
+            ["", "", " ", "\n", "\t", "\r\n  ", "   \n\n"][(self.next() % 7) as usize]
+        }
+    }
+
+    /// `v` as JSON with random whitespace between tokens and, at random, every
+    /// non-ASCII character as a `\u` escape (surrogate pairs above the BMP).
+    fn write(v: &Value, rng: &mut Rng, out: &mut String) {
+        out.push_str(rng.ws());
+        match v {
+            Value::Array(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(rng.ws());
+                        out.push(',');
+                    }
+                    write(item, rng, out);
+                }
+                out.push_str(rng.ws());
+                out.push(']');
+            }
+            Value::Object(map) => {
+                out.push('{');
+                for (i, (k, item)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    out.push_str(rng.ws());
+                    string(k, rng, out);
+                    out.push_str(rng.ws());
+                    out.push(':');
+                    write(item, rng, out);
+                    out.push_str(rng.ws());
+                }
+                out.push('}');
+            }
+            Value::String(s) => string(s, rng, out),
+            other => out.push_str(&other.to_string()),
+        }
+        out.push_str(rng.ws());
+    }
+
+    fn string(s: &str, rng: &mut Rng, out: &mut String) {
+        let quoted = serde_json::to_string(s).unwrap();
+        if rng.next() % 2 == 0 {
+            out.push_str(&quoted);
+            return;
+        }
+        for c in quoted.chars() {
+            if c.is_ascii() {
+                out.push(c);
+            } else {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+        }
+    }
+
+    fn text() -> impl Strategy<Value = String> {
+        proptest::string::string_regex("([a-z\"\\\\/{}\\[\\],: \n\u{1}é€😀]|\\\\u){0,12}").unwrap()
+    }
+
+    fn value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            (-1e6f64..1e6).prop_map(|n| json!(n)),
+            text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 32, 5, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((text(), inner), 0..5)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// Splits a JSON list (its `[` consumed first) as the HAR reader does.
+    fn split(doc: &[u8], sizes: Vec<usize>, cap: usize) -> (Result<(), Failure>, Texts) {
+        let mut reader = Short {
+            data: doc.to_vec(),
+            at: 0,
+            sizes,
+            turn: 0,
+        };
+        let mut src = Source::new(&mut reader);
+        let mut texts = Texts::default();
+        let first = next_token(&mut src);
+        assert_eq!(first, Ok(Some(b'[')));
+        src.consume(1);
+        let outcome = read_entries(&mut src, cap, &mut texts);
+        if outcome.is_ok() {
+            assert_eq!(src.data().first(), Some(&b']'), "stops at the `]`");
+        }
+        (outcome, texts)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+        /// The scanner finds the elements serde_json finds, whatever the whitespace,
+        /// escapes and read sizes.
+        #[test]
+        fn finds_the_elements_serde_json_finds(
+            items in proptest::collection::vec(value(), 0..8),
+            seed in 1u64..,
+            sizes in proptest::collection::vec(1usize..64, 1..6),
+        ) {
+            let mut rng = Rng(seed);
+            let mut doc = String::new();
+            write(&Value::Array(items.clone()), &mut rng, &mut doc);
+            let (outcome, texts) = split(doc.as_bytes(), sizes, usize::MAX);
+            prop_assert_eq!(outcome, Ok(()));
+            let got: Vec<Value> = texts.texts.iter().map(|t| serde_json::from_str(t).unwrap()).collect();
+            let want: Vec<Value> = serde_json::from_str(&doc).unwrap();
+            prop_assert_eq!(got, want);
+        }
+
+        /// Whatever the bytes, the reader ends without a panic.
+        #[test]
+        fn arbitrary_bytes_do_not_panic(
+            tail in proptest::collection::vec(any::<u8>(), 0..200),
+            sizes in proptest::collection::vec(1usize..16, 1..4),
+            cap in 1usize..64,
+        ) {
+            for head in [&b""[..], b"{\"log\":{\"entries\":[", b"{\"log\":{\"entries\":[{\"a\":\""] {
+                let mut doc = head.to_vec();
+                doc.extend_from_slice(&tail);
+                let reader = Short { data: doc, at: 0, sizes: sizes.clone(), turn: 0 };
+                let mut sink = Collect::default();
+                let limits = Limits { max_record_bytes: cap, ..Limits::default() };
+                let _ = crate::ingest::har::read(reader, &limits, &mut sink);
+            }
+        }
+    }
+
+    #[test]
+    fn every_cut_between_two_reads_gives_the_same_elements() {
+        let doc = br#"[ {"a":"x\"y\\","b":[1,{"c":"]}"}]} ,"\u00e9\\\"",
+            {"d" : "\ud83d\ude00"}, [[]], 12, true ]"#;
+        let want: Vec<Value> = serde_json::from_slice(doc).unwrap();
+        for cut in 1..doc.len() {
+            // The first read stops at `cut`; the rest comes whole.
+            let (outcome, texts) = split(doc, vec![cut, usize::MAX], usize::MAX);
+            assert_eq!(outcome, Ok(()), "cut at {cut}");
+            let got: Vec<Value> = texts
+                .texts
+                .iter()
+                .map(|t| serde_json::from_str(t).unwrap())
+                .collect();
+            assert_eq!(got, want, "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn an_element_over_the_cap_is_skipped_and_the_next_read() {
+        let big = format!(r#"{{"x":"{}","y":["]"]}}"#, "\\\"".repeat(3000));
+        let doc = format!(r#"[{{"a":1}}, {big}, {{"b":2}}]"#);
+        let (outcome, texts) = split(doc.as_bytes(), vec![100], 1000);
+        assert_eq!(outcome, Ok(()));
+        assert_eq!(texts.texts, [r#"{"a":1}"#, r#"{"b":2}"#]);
+        assert_eq!(texts.oversize, 1);
+    }
+
+    #[test]
+    fn broken_lists_are_named_as_serde_json_names_them() {
+        let cases: [(&[u8], Failure); 5] = [
+            (
+                b"[{}\n  x",
+                Failure::Syntax("expected `,` or `]` at line 2 column 3".into()),
+            ),
+            (
+                b"[{},\n]",
+                Failure::Syntax("trailing comma at line 2 column 1".into()),
+            ),
+            (
+                b"[{}, {\"a\" 1}]",
+                Failure::Syntax("expected `:` at line 1 column 11".into()),
+            ),
+            (b"[{}, {\"a\":", Failure::Eof),
+            (
+                b"[{}, {\"a\":\"\xff\"}]",
+                Failure::Syntax("invalid unicode code point at line 1 column 12".into()),
+            ),
+        ];
+        for (doc, want) in cases {
+            let (outcome, _) = split(doc, vec![3], usize::MAX);
+            assert_eq!(outcome, Err(want), "{}", String::from_utf8_lossy(doc));
+        }
+    }
+}
