@@ -84,7 +84,11 @@ impl<'r> Source<'r> {
             self.filled -= self.head;
             self.head = 0;
             if self.buf.len() - self.filled < CHUNK {
-                self.buf.resize(self.filled + CHUNK, 0);
+                // By half rather than doubling: at most half as large again as the
+                // longest entry, and a long one is still copied only a few times.
+                let len = self.filled + CHUNK.max(self.filled / 2);
+                self.buf.reserve_exact(len - self.buf.len());
+                self.buf.resize(len, 0);
             }
         }
         loop {
