@@ -582,22 +582,20 @@ fn non_negative(v: &Option<Value>) -> Option<f64> {
     num(v.as_ref()).filter(|n| *n >= 0.0)
 }
 
-fn scalar(v: &Value) -> String {
+fn scalar(v: Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Value::String(s) => s,
         Value::Null => String::new(),
         other => other.to_string(),
     }
 }
 
-fn headers(list: &Option<Vec<RawHeader>>) -> Headers {
+/// Takes the list by value: names and values move into the exchange uncopied.
+fn headers(list: Option<Vec<RawHeader>>) -> Headers {
     let mut h = Headers::default();
-    for header in list.iter().flatten() {
-        if let Some(name) = &header.name {
-            h.push(
-                name.clone(),
-                header.value.as_ref().map(scalar).unwrap_or_default(),
-            );
+    for header in list.into_iter().flatten() {
+        if let Some(name) = header.name {
+            h.push(name, header.value.map(scalar).unwrap_or_default());
         }
     }
     h
@@ -713,7 +711,7 @@ fn request(req: Option<RawRequest>, start: Option<Timestamp>, problems: &mut Not
     HttpRequest {
         method: req.method.unwrap_or_else(|| "POST".to_owned()),
         url: req.url.unwrap_or_default(),
-        headers: headers(&req.headers),
+        headers: headers(req.headers),
         body,
         ts: start,
     }
@@ -766,7 +764,7 @@ fn exchange(
             );
         }
     };
-    let mut headers = headers(&resp.headers);
+    let mut headers = headers(resp.headers.take());
     let mime = resp
         .content
         .as_ref()
@@ -951,7 +949,7 @@ fn messages(
         }));
     }
     let mut resp = e.response.take().unwrap_or_default();
-    let headers = headers(&resp.headers);
+    let headers = headers(resp.headers.take());
     if let (Some(body), _) = content_bytes(resp.content.take(), &headers, limits, problems) {
         let text = String::from_utf8_lossy(&body);
         if crate::sse::looks_like_event_stream(&body) {
