@@ -3,10 +3,12 @@
 //! at a time and turning each entry into an `Exchange` in `startedDateTime` order.
 //! Producer quirks are listed in `docs/har.md`.
 //!
-//! Memory: the document is never held whole. The top level is walked with a
-//! `DeserializeSeed` over `serde_json::Deserializer::from_reader`; each entry is taken
-//! as raw JSON text and parsed on its own, so a type error in one entry is a `Problem`
-//! for that entry and the next entry is still read. Entries are re-ordered through a
+//! Memory: the document is never held whole. It is read in 1 MiB slices into one
+//! buffer (`harscan.rs`); the top level is walked with a `DeserializeSeed` over
+//! `serde_json::Deserializer::from_reader` reading from that buffer, and the entries
+//! list is split by `harscan`'s scanner, each entry parsed from its bytes on its own, so
+//! a type error in one entry is a `Problem` for that entry and the next entry is still
+//! read; an entry over the record cap is skipped. Entries are re-ordered through a
 //! bounded window (`REORDER_WINDOW` exchanges, 64 MiB of bodies): HAR writers append entries when a
 //! request finishes, so concurrent requests come out slightly out of start order, but
 //! never by much. An entry that starts before one already handed on is handed on
