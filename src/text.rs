@@ -41,6 +41,22 @@ pub fn describe_json_error(e: &serde_json::Error) -> String {
     }
 }
 
+/// `describe_json_error` for an error serde_json met in a slice of a larger document,
+/// at the document's `line` and `column` instead of the slice's.
+pub fn describe_json_error_at(e: &serde_json::Error, line: usize, column: usize) -> String {
+    if e.line() == 0 {
+        return describe_json_error(e);
+    }
+    let msg = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let code = msg.strip_suffix(&suffix).unwrap_or(&msg);
+    if code.contains("recursion limit") {
+        format!("JSON nested more than 128 levels deep (line {line}, column {column})")
+    } else {
+        format!("{code} at line {line} column {column}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -746,7 +746,7 @@ fn a_second_log_or_entries_member_is_a_problem_not_silence() {
 }
 
 #[test]
-fn an_entry_over_the_record_cap_is_refused_before_it_is_buffered() {
+fn an_entry_over_the_record_cap_is_skipped_before_it_is_buffered() {
     let small = entry(1, T0, json_response(200, &ok_result(1)));
     let big = entry(2, T0, json_response(200, &"x".repeat(50_000)));
     let doc = har(vec![
@@ -761,13 +761,15 @@ fn an_entry_over_the_record_cap_is_refused_before_it_is_buffered() {
             ..Limits::default()
         },
     );
-    assert_eq!(a.calls.len(), 1, "the entry before the cut is analysed");
+    // The entries before and after the oversize one are analysed.
+    assert_eq!(a.calls.len(), 2, "{:?}", a.problems);
     let cap = a
         .problems
         .iter()
         .find(|p| p.kind == Kind::Cap)
         .expect("a cap");
     assert_eq!(cap.locator, Locator::Entry { entry: 2 });
+    assert!(cap.message.contains("skipped"), "{}", cap.message);
     assert!(
         cap.message.contains("--max-record-bytes"),
         "{}",

@@ -3,17 +3,19 @@
 //! at a time and turning each entry into an `Exchange` in `startedDateTime` order.
 //! Producer quirks are listed in `docs/har.md`.
 //!
-//! Memory: the document is never held whole. The top level is walked with a
-//! `DeserializeSeed` over `serde_json::Deserializer::from_reader`; each entry is taken
-//! as raw JSON text and parsed on its own, so a type error in one entry is a `Problem`
-//! for that entry and the next entry is still read. Entries are re-ordered through a
+//! Memory: the document is never held whole. It is read in 1 MiB slices into one
+//! buffer (`harscan.rs`); the top level is walked with a `DeserializeSeed` over
+//! `serde_json::Deserializer::from_reader` reading from that buffer, and the entries
+//! list is split by `harscan`'s scanner, each entry parsed from its bytes on its own, so
+//! a type error in one entry is a `Problem` for that entry and the next entry is still
+//! read; an entry over the record cap is skipped. Entries are re-ordered through a
 //! bounded window (`REORDER_WINDOW` exchanges, 64 MiB of bodies): HAR writers append entries when a
 //! request finishes, so concurrent requests come out slightly out of start order, but
 //! never by much. An entry that starts before one already handed on is handed on
 //! anyway and reported once, rather than buffering a whole file to be sure.
 
+use super::harscan::{read_entries, Entries, Failure, Pos, Shared, Source};
 use super::inflate::{inflate_all, Coding, Stop};
-use super::meter::{metered, Meter};
 use super::{IngestError, Kind, Level, Problem, Sink};
 use crate::config::Limits;
 use crate::model::{
@@ -22,8 +24,8 @@ use crate::model::{
 };
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
+use std::cell::RefCell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fmt;
@@ -43,7 +45,7 @@ pub fn read(reader: impl Read, limits: &Limits, sink: &mut dyn Sink) -> Result<(
 
 /// `read` with an explicit re-order window (tests use a small one).
 pub(crate) fn read_with_window(
-    reader: impl Read,
+    mut reader: impl Read,
     limits: &Limits,
     sink: &mut dyn Sink,
     window: usize,
@@ -64,38 +66,31 @@ pub(crate) fn read_with_window(
         saw_log: false,
         saw_entries: false,
         entries_open: false,
+        failure: None,
+        gap: None,
     };
-    // One entry may not grow past the record cap: refused byte by byte before serde
-    // buffers it.
-    let meter = Meter::new(limits.max_record_bytes as u64);
-    let mut de = serde_json::Deserializer::from_reader(metered(
-        io::BufReader::with_capacity(256 << 10, reader),
-        meter.clone(),
-    ));
+    let src = RefCell::new(Source::new(&mut reader));
+    let mut de = serde_json::Deserializer::from_reader(Shared(&src));
     let outcome = RootSeed {
         state: &mut state,
-        meter: &meter,
+        src: &src,
     }
     .deserialize(&mut de)
     .and_then(|()| de.end());
-    let result = match outcome {
-        Err(_) if meter.tripped() => {
-            state.sink.problem(Problem::cap(
-                Locator::Entry {
-                    entry: state.next_index,
-                },
-                format!(
-                    "cap: entry {} is larger than the {}-byte record cap; it and the entries after it were not read (raise --max-record-bytes)",
-                    state.next_index,
-                    meter.cap()
-                ),
-            ));
-            Ok(())
-        }
-        Ok(()) if !state.saw_log => Err(IngestError::Har(
+    let failure = match outcome {
+        Ok(()) => None,
+        Err(e) => Some(
+            state
+                .failure
+                .take()
+                .unwrap_or_else(|| from_walk(&e, state.gap)),
+        ),
+    };
+    let result = match failure {
+        None if !state.saw_log => Err(IngestError::Har(
             "a JSON object without a \"log\" member: not a HAR".to_owned(),
         )),
-        Ok(()) => {
+        None => {
             if !state.saw_entries {
                 state.sink.problem(Problem::new(
                     Locator::Input,
@@ -104,16 +99,14 @@ pub(crate) fn read_with_window(
             }
             Ok(())
         }
-        Err(e) if e.is_io() => Err(IngestError::Io(io::Error::other(e.to_string()))),
+        Some(Failure::Io(e)) => Err(IngestError::Io(io::Error::other(e))),
         // Broken after some entries: keep what was read, name where it broke.
-        Err(e) if state.entries_open => {
-            let what = if e.is_eof() {
-                "the file ends in the middle of this entry (truncated HAR?); the entries before it were analysed".to_owned()
-            } else {
-                format!(
-                    "the HAR stops being valid JSON here ({}); the entries before it were analysed",
-                    crate::text::describe_json_error(&e)
-                )
+        Some(f) if state.entries_open => {
+            let what = match f {
+                Failure::Syntax(e) => format!(
+                    "the HAR stops being valid JSON here ({e}); the entries before it were analysed"
+                ),
+                _ => "the file ends in the middle of this entry (truncated HAR?); the entries before it were analysed".to_owned(),
             };
             state.sink.problem(Problem::new(
                 Locator::Entry {
@@ -123,14 +116,35 @@ pub(crate) fn read_with_window(
             ));
             Ok(())
         }
-        Err(e) => Err(IngestError::Har(if e.is_eof() {
-            "the file ends before the HAR \"log\" is complete".to_owned()
-        } else {
-            crate::text::describe_json_error(&e)
-        })),
+        Some(Failure::Syntax(e)) => Err(IngestError::Har(e)),
+        Some(_) => Err(IngestError::Har(
+            "the file ends before the HAR \"log\" is complete".to_owned(),
+        )),
     };
     state.flush();
     result
+}
+
+/// An error of serde_json's walk over the top level. Past the entries, which it did
+/// not see, its positions are moved by what they held (`gap`: where the entries began
+/// as serde_json counted, and where they ended).
+fn from_walk(e: &serde_json::Error, gap: Option<(Pos, Pos)>) -> Failure {
+    if e.is_io() {
+        return Failure::Io(e.to_string());
+    }
+    if e.is_eof() {
+        return Failure::Eof;
+    }
+    let (line, column) = match gap {
+        Some((seen, real)) if e.line() == seen.line => {
+            (real.line, e.column() - seen.column + real.column)
+        }
+        Some((seen, real)) if e.line() > seen.line => {
+            (e.line() + real.line - seen.line, e.column())
+        }
+        _ => (e.line(), e.column()),
+    };
+    Failure::Syntax(crate::text::describe_json_error_at(e, line, column))
 }
 
 /// Reading state shared by the seeds.
@@ -156,13 +170,19 @@ struct State<'a> {
     saw_entries: bool,
     /// `log.entries` turned out to be a list and its reading began.
     entries_open: bool,
+    /// Why the entries stopped, when they did not end with their `]`.
+    failure: Option<Failure>,
+    /// Where the entries began and ended (see `from_walk`).
+    gap: Option<(Pos, Pos)>,
 }
 
 /// An exchange waiting in the re-order window.
 struct Pending {
     key: (i64, u64),
     bytes: u64,
-    x: Exchange,
+    /// Boxed: the heap moves its elements on every push and pop, and an exchange is
+    /// hundreds of bytes (a tenth of the HAR read time went to those moves).
+    x: Box<Exchange>,
 }
 
 /// Roughly what an exchange holds in memory: its bodies.
@@ -220,7 +240,11 @@ impl State<'_> {
         }
         let bytes = weight(&x);
         self.heap_bytes += bytes;
-        self.heap.push(Reverse(Pending { key, bytes, x }));
+        self.heap.push(Reverse(Pending {
+            key,
+            bytes,
+            x: Box::new(x),
+        }));
         while self.heap.len() > self.window
             || (self.heap_bytes > REORDER_WINDOW_BYTES && self.heap.len() > 1)
         {
@@ -232,7 +256,7 @@ impl State<'_> {
         if let Some(Reverse(p)) = self.heap.pop() {
             self.heap_bytes = self.heap_bytes.saturating_sub(p.bytes);
             self.last_emitted = Some(p.key);
-            self.sink.exchange(p.x);
+            self.sink.exchange(*p.x);
         }
     }
 
@@ -254,26 +278,10 @@ impl State<'_> {
         }
     }
 
-    fn entry(&mut self, raw: Box<RawValue>) {
+    fn take(&mut self, entry: RawEntry) {
         let index = self.next_index;
         self.next_index += 1;
         let locator = Locator::Entry { entry: index };
-        let parsed = serde_json::from_str::<RawEntry>(raw.get());
-        // The raw text is not needed once parsed: free it before bodies are decoded.
-        drop(raw);
-        let entry: RawEntry = match parsed {
-            Ok(e) => e,
-            Err(e) => {
-                self.sink.problem(Problem::new(
-                    locator,
-                    format!(
-                        "not a valid HAR entry: {} (counted within this entry)",
-                        crate::text::describe_json_error(&e)
-                    ),
-                ));
-                return;
-            }
-        };
         let mut problems = Notes::default();
         let start = entry
             .started_date_time
@@ -317,6 +325,36 @@ impl State<'_> {
     }
 }
 
+impl Entries for State<'_> {
+    fn entry(&mut self, text: &str) -> Result<(), serde_json::Error> {
+        self.take(serde_json::from_str::<RawEntry>(text)?);
+        Ok(())
+    }
+
+    fn bad(&mut self, e: serde_json::Error) {
+        let entry = self.next_index;
+        self.next_index += 1;
+        self.sink.problem(Problem::new(
+            Locator::Entry { entry },
+            format!(
+                "not a valid HAR entry: {} (counted within this entry)",
+                crate::text::describe_json_error(&e)
+            ),
+        ));
+    }
+
+    fn oversize(&mut self, cap: usize) {
+        let entry = self.next_index;
+        self.next_index += 1;
+        self.sink.problem(Problem::cap(
+            Locator::Entry { entry },
+            format!(
+                "cap: entry {entry} is larger than the {cap}-byte record cap; it was skipped without being read, and the entries after it were read (raise --max-record-bytes)"
+            ),
+        ));
+    }
+}
+
 /// What went wrong inside one entry, typed, before it is handed to the sink.
 #[derive(Default)]
 struct Notes(Vec<(Kind, String)>);
@@ -334,19 +372,19 @@ impl Notes {
 
 // ---- The streaming walk over the top level ----
 
-struct RootSeed<'s, 'a> {
+struct RootSeed<'s, 'a, 'r> {
     state: &'s mut State<'a>,
-    meter: &'s Meter,
+    src: &'s RefCell<Source<'r>>,
 }
 
-impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for RootSeed<'_, '_, '_> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for RootSeed<'_, '_> {
+impl<'de> Visitor<'de> for RootSeed<'_, '_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a HAR document (a JSON object with a \"log\" member)")
@@ -357,7 +395,7 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_> {
                 self.state.saw_log = true;
                 map.next_value_seed(LogSeed {
                     state: &mut *self.state,
-                    meter: self.meter,
+                    src: self.src,
                 })?;
             } else if key == "log" {
                 // JSON leaves duplicate members undefined; the first is read, and the
@@ -375,19 +413,19 @@ impl<'de> Visitor<'de> for RootSeed<'_, '_> {
     }
 }
 
-struct LogSeed<'s, 'a> {
+struct LogSeed<'s, 'a, 'r> {
     state: &'s mut State<'a>,
-    meter: &'s Meter,
+    src: &'s RefCell<Source<'r>>,
 }
 
-impl<'de> DeserializeSeed<'de> for LogSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for LogSeed<'_, '_, '_> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_map(self)
     }
 }
 
-impl<'de> Visitor<'de> for LogSeed<'_, '_> {
+impl<'de> Visitor<'de> for LogSeed<'_, '_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the HAR \"log\" object")
@@ -398,7 +436,7 @@ impl<'de> Visitor<'de> for LogSeed<'_, '_> {
                 self.state.saw_entries = true;
                 map.next_value_seed(EntriesSeed {
                     state: &mut *self.state,
-                    meter: self.meter,
+                    src: self.src,
                 })?;
             } else if key == "entries" {
                 self.state.sink.problem(Problem::new(
@@ -419,37 +457,35 @@ impl<'de> Visitor<'de> for LogSeed<'_, '_> {
     }
 }
 
-struct EntriesSeed<'s, 'a> {
+struct EntriesSeed<'s, 'a, 'r> {
     state: &'s mut State<'a>,
-    meter: &'s Meter,
+    src: &'s RefCell<Source<'r>>,
 }
 
-impl<'de> DeserializeSeed<'de> for EntriesSeed<'_, '_> {
+impl<'de> DeserializeSeed<'de> for EntriesSeed<'_, '_, '_> {
     type Value = ();
     fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
         d.deserialize_seq(self)
     }
 }
 
-impl<'de> Visitor<'de> for EntriesSeed<'_, '_> {
+impl<'de> Visitor<'de> for EntriesSeed<'_, '_, '_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("the list of HAR entries in \"log.entries\"")
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        // Each entry is taken as raw text (one entry in memory at a time) and parsed
-        // on its own, so a bad entry does not stop the ones after it.
+    fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<(), A::Error> {
+        // serde_json has just taken the `[`; the scanner reads the entries from the
+        // same buffer, up to the `]`, which serde_json then takes.
         self.state.entries_open = true;
-        loop {
-            self.meter.start();
-            let Some(raw) = seq.next_element::<Box<RawValue>>()? else {
-                break;
-            };
-            self.meter.stop();
-            self.state.entry(raw);
-        }
-        self.meter.stop();
-        Ok(())
+        let mut src = self.src.borrow_mut();
+        let seen = src.pos();
+        let outcome = read_entries(&mut src, self.state.limits.max_record_bytes, self.state);
+        self.state.gap = Some((seen, src.pos()));
+        outcome.map_err(|f| {
+            self.state.failure = Some(f);
+            de::Error::custom("the HAR entries stopped")
+        })
     }
 }
 
@@ -548,22 +584,20 @@ fn non_negative(v: &Option<Value>) -> Option<f64> {
     num(v.as_ref()).filter(|n| *n >= 0.0)
 }
 
-fn scalar(v: &Value) -> String {
+fn scalar(v: Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        Value::String(s) => s,
         Value::Null => String::new(),
         other => other.to_string(),
     }
 }
 
-fn headers(list: &Option<Vec<RawHeader>>) -> Headers {
+/// Takes the list by value: names and values move into the exchange uncopied.
+fn headers(list: Option<Vec<RawHeader>>) -> Headers {
     let mut h = Headers::default();
-    for header in list.iter().flatten() {
-        if let Some(name) = &header.name {
-            h.push(
-                name.clone(),
-                header.value.as_ref().map(scalar).unwrap_or_default(),
-            );
+    for header in list.into_iter().flatten() {
+        if let Some(name) = header.name {
+            h.push(name, header.value.map(scalar).unwrap_or_default());
         }
     }
     h
@@ -645,11 +679,8 @@ fn timing(e: &RawEntry, start: Option<Timestamp>) -> Timing {
     Timing { response, end }
 }
 
-fn request(
-    req: Option<&RawRequest>,
-    start: Option<Timestamp>,
-    problems: &mut Notes,
-) -> HttpRequest {
+/// Takes the request by value: its body moves into the exchange without a copy.
+fn request(req: Option<RawRequest>, start: Option<Timestamp>, problems: &mut Notes) -> HttpRequest {
     let Some(req) = req else {
         problems.push("the entry has no \"request\"".to_owned());
         return HttpRequest {
@@ -657,10 +688,10 @@ fn request(
             ..HttpRequest::default()
         };
     };
-    let body = match &req.post_data {
+    let body = match req.post_data {
         None => Vec::new(),
         Some(p) => {
-            let text = p.text.clone().unwrap_or_default();
+            let text = p.text.unwrap_or_default();
             let b64 = p
                 .encoding
                 .as_deref()
@@ -680,9 +711,9 @@ fn request(
         }
     };
     HttpRequest {
-        method: req.method.clone().unwrap_or_else(|| "POST".to_owned()),
-        url: req.url.clone().unwrap_or_default(),
-        headers: headers(&req.headers),
+        method: req.method.unwrap_or_else(|| "POST".to_owned()),
+        url: req.url.unwrap_or_default(),
+        headers: headers(req.headers),
         body,
         ts: start,
     }
@@ -694,7 +725,7 @@ fn exchange(
     limits: &Limits,
     problems: &mut Notes,
 ) -> HttpExchange {
-    let request = request(e.request.as_ref(), start, problems);
+    let request = request(e.request.take(), start, problems);
     let timing = timing(&e, start);
     let Some(mut resp) = e.response.take() else {
         problems.push(
@@ -735,7 +766,7 @@ fn exchange(
             );
         }
     };
-    let mut headers = headers(&resp.headers);
+    let mut headers = headers(resp.headers.take());
     let mime = resp
         .content
         .as_ref()
@@ -909,7 +940,7 @@ fn messages(
     problems: &mut Notes,
 ) -> Vec<Payload> {
     let mut out = Vec::new();
-    let req = request(e.request.as_ref(), start, problems);
+    let req = request(e.request.take(), start, problems);
     let timing = timing(&e, start);
     if !req.body.iter().all(u8::is_ascii_whitespace) {
         out.push(Payload::Stdio(StdioMessage {
@@ -920,7 +951,7 @@ fn messages(
         }));
     }
     let mut resp = e.response.take().unwrap_or_default();
-    let headers = headers(&resp.headers);
+    let headers = headers(resp.headers.take());
     if let (Some(body), _) = content_bytes(resp.content.take(), &headers, limits, problems) {
         let text = crate::text::lossy(&body);
         if crate::sse::looks_like_event_stream(&body) {
@@ -1025,6 +1056,52 @@ mod tests {
                 Payload::ClientLog(c) => c.tool.clone(),
             })
             .collect()
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 64, ..Default::default() })]
+
+        /// `log.entries` is found wherever `log` and `entries` sit among the other
+        /// members, and each entry is read once, in order.
+        #[test]
+        fn entries_are_found_among_any_members(
+            texts in proptest::collection::vec("[a-z\"\\\\é\\]}{]{0,8}", 0..6),
+            log_at in 0usize..3,
+            entries_at in 0usize..5,
+            pretty in proptest::prelude::any::<bool>(),
+        ) {
+            let entries: Vec<Value> = texts
+                .iter()
+                .map(|b| serde_json::json!({
+                    "request": {"method": "POST", "url": "http://h/mcp", "postData": {"text": b}},
+                    "response": {"status": 200, "content": {"text": "]}"}}
+                }))
+                .collect();
+            let mut log: Vec<(&str, Value)> = vec![
+                ("version", "1.2".into()),
+                ("creator", serde_json::json!({"name": "x", "entries": [1]})),
+                ("pages", serde_json::json!([{"id": "p", "title": "\"]"}])),
+                ("browser", serde_json::json!({"name": "b"})),
+            ];
+            log.insert(entries_at, ("entries", Value::Array(entries)));
+            let log: serde_json::Map<String, Value> =
+                log.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            let mut root: Vec<(&str, Value)> = vec![
+                ("comment", serde_json::json!({"log": 1})),
+                ("extra", serde_json::json!(["{"])),
+            ];
+            root.insert(log_at, ("log", Value::Object(log)));
+            let root: serde_json::Map<String, Value> =
+                root.into_iter().map(|(k, v)| (k.to_owned(), v)).collect();
+            let doc = if pretty {
+                serde_json::to_string_pretty(&root).unwrap()
+            } else {
+                serde_json::to_string(&root).unwrap()
+            };
+            let c = run(&doc, 8);
+            proptest::prop_assert!(c.problems.is_empty(), "{:?}", c.problems);
+            proptest::prop_assert_eq!(bodies(&c), texts);
+        }
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! A byte meter between a buffered reader and `serde_json`: it lets a streaming
-//! reader cap one record (a HAR entry, a JSON-array element) before serde buffers it.
+//! reader cap one record (a JSON-array element) before serde buffers it.
 //! serde_json keeps a string or a `RawValue` whole while it reads it, so the only way
 //! to stop a 300 MB element before it is allocated is to refuse its bytes.
 

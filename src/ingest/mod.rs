@@ -7,6 +7,7 @@ mod clientlog;
 mod compress;
 mod diag;
 mod har;
+mod harscan;
 mod inflate;
 mod jsonarray;
 mod jsonl;
