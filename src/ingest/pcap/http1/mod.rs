@@ -18,7 +18,8 @@ pub use head::{classify_start, Start};
 use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
 use crate::model::{
-    End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator, Payload, Timestamp,
+    End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator, Payload, TcpTrail,
+    Timestamp,
 };
 use crate::sse::Budget;
 use body::{Content, Kept};
@@ -813,45 +814,96 @@ fn finish(p: Pending, end: End, cx: &mut Ctx) {
     } = p;
     let mut end = end;
     let response = resp.map(|r| {
-        // Bytes lost from the capture (or cut by a cap) say more than how the
-        // connection ended.
-        if r.content.truncated {
-            end = End::Truncated;
-        }
-        let (body, more) = r.content.finish();
-        diags.extend(more);
-        (
-            HttpResponse {
-                status: r.status,
-                headers: r.headers,
-                body,
-                ts: Some(r.ts),
-            },
-            r.frame,
+        response_of(
+            r.status, r.headers, r.ts, r.frame, r.content, &mut end, &mut diags,
         )
     });
     if truncated && response.is_none() {
         notes.push("the request was cut in the capture".into());
     }
-    let locator = Locator::Frames {
-        request: req_frame,
-        response: response.as_ref().map(|(_, f)| *f),
+    let done = Done {
+        req,
+        req_frame,
+        response,
+        end,
+        last_ts,
+        notes,
     };
+    let locator = done.push(None, cx);
     for (kind, message) in diags {
         cx.problem(kind, locator.clone(), message);
     }
-    let end_ts = Some(last_ts.max(response.as_ref().and_then(|(r, _)| r.ts).unwrap_or(last_ts)));
-    cx.out.push(Exchange {
-        locator,
-        payload: Payload::Http(HttpExchange {
-            request: req,
-            response: response.map(|(r, _)| r),
+}
+
+/// A response as an exchange keeps it, with the frame it began in. A body cut in the
+/// capture (or by a cap) says more than how the connection ended: `end` becomes
+/// `Truncated`. Shared by HTTP/1.1 and HTTP/2.
+pub(in crate::ingest::pcap) fn response_of(
+    status: u16,
+    headers: Headers,
+    ts: Timestamp,
+    frame: u64,
+    content: Content,
+    end: &mut End,
+    diags: &mut Vec<(Kind, String)>,
+) -> (HttpResponse, u64) {
+    if content.truncated {
+        *end = End::Truncated;
+    }
+    let (body, more) = content.finish();
+    diags.extend(more);
+    (
+        HttpResponse {
+            status,
+            headers,
+            body,
+            ts: Some(ts),
+        },
+        frame,
+    )
+}
+
+/// A finished request and what answered it, as HTTP/1.1 and HTTP/2 both hand it on.
+pub(in crate::ingest::pcap) struct Done {
+    pub req: HttpRequest,
+    pub req_frame: u64,
+    pub response: Option<(HttpResponse, u64)>,
+    pub end: End,
+    pub last_ts: Timestamp,
+    pub notes: Vec<String>,
+}
+
+impl Done {
+    /// Hands the exchange on, located at its request's and response's frames; returns
+    /// that location for its diagnostics.
+    pub(in crate::ingest::pcap) fn push(self, tcp: Option<TcpTrail>, cx: &mut Ctx) -> Locator {
+        let Done {
+            req,
+            req_frame,
+            response,
             end,
-            end_ts,
-            recorder_note: (!notes.is_empty()).then(|| notes.join("; ")),
-            tcp: None,
-        }),
-    });
+            last_ts,
+            notes,
+        } = self;
+        let locator = Locator::Frames {
+            request: req_frame,
+            response: response.as_ref().map(|(_, f)| *f),
+        };
+        let end_ts =
+            Some(last_ts.max(response.as_ref().and_then(|(r, _)| r.ts).unwrap_or(last_ts)));
+        cx.out.push(Exchange {
+            locator: locator.clone(),
+            payload: Payload::Http(HttpExchange {
+                request: req,
+                response: response.map(|(r, _)| r),
+                end,
+                end_ts,
+                recorder_note: (!notes.is_empty()).then(|| notes.join("; ")),
+                tcp,
+            }),
+        });
+        locator
+    }
 }
 
 #[cfg(test)]

@@ -14,13 +14,10 @@ mod hpack;
 pub use frame::plausible;
 
 use super::http1::body::{Content, Kept};
-use super::http1::{Caps, Ctx};
+use super::http1::{response_of, Caps, Ctx, Done};
 use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
-use crate::model::{
-    End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator, Payload, TcpTrail,
-    Timestamp,
-};
+use crate::model::{End, Headers, HttpRequest, Locator, TcpTrail, Timestamp};
 use frame::{FrameError, Head, Reader, Type};
 use hpack::{Failure, Hpack};
 use std::collections::BTreeMap;
@@ -894,19 +891,8 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
     } = s;
     let mut end = end;
     let response = resp.map(|r| {
-        if r.content.truncated {
-            end = End::Truncated;
-        }
-        let (body, more) = r.content.finish();
-        diags.extend(more);
-        (
-            HttpResponse {
-                status: r.status,
-                headers: r.headers,
-                body,
-                ts: Some(r.ts),
-            },
-            r.frame,
+        response_of(
+            r.status, r.headers, r.ts, r.frame, r.content, &mut end, &mut diags,
         )
     });
     if !has_req && response.is_none() {
@@ -915,10 +901,22 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
     if req_cut && response.is_none() {
         notes.push("the request was cut in the capture".into());
     }
-    let locator = Locator::Frames {
-        request: req_frame,
-        response: response.as_ref().map(|(_, f)| *f),
+    let done = Done {
+        req,
+        req_frame,
+        response,
+        end,
+        last_ts,
+        notes,
     };
+    // The connection layer fills in the TCP stream and end frame.
+    let tcp = TcpTrail {
+        stream: 0,
+        end_frame: 0,
+        h2_stream: Some(id),
+        tls: None,
+    };
+    let locator = done.push(Some(tcp), cx);
     for (kind, message) in diags {
         cx.diags.push(Problem::of(
             Level::Problem,
@@ -927,24 +925,6 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
             format!("HTTP/2 stream {id}: {message}"),
         ));
     }
-    let end_ts = Some(last_ts.max(response.as_ref().and_then(|(r, _)| r.ts).unwrap_or(last_ts)));
-    cx.out.push(Exchange {
-        locator,
-        payload: Payload::Http(HttpExchange {
-            request: req,
-            response: response.map(|(r, _)| r),
-            end,
-            end_ts,
-            recorder_note: (!notes.is_empty()).then(|| notes.join("; ")),
-            // The connection layer fills in the TCP stream and end frame.
-            tcp: Some(TcpTrail {
-                stream: 0,
-                end_frame: 0,
-                h2_stream: Some(id),
-                tls: None,
-            }),
-        }),
-    });
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! pieces: what each stream became, how it ended, and what was reported.
 
 use super::*;
-use crate::model::Body;
+use crate::model::{Body, Exchange, HttpExchange, Payload};
 use crate::sse::Budget;
 use loona_hpack::Encoder;
 use proptest::prelude::*;
