@@ -173,8 +173,7 @@ pub struct Http1 {
     client: Side,
     srv: Side,
     pending: VecDeque<Pending>,
-    client_fin_first: bool,
-    server_done: bool,
+    closing: Closing,
     /// Head bytes examined (scanned for an end or parsed): tests check it stays
     /// linear in the bytes of the heads, however they are segmented.
     pub head_work: u64,
@@ -200,8 +199,7 @@ impl Http1 {
             client: Side::new(),
             srv: Side::new(),
             pending: VecDeque::new(),
-            client_fin_first: false,
-            server_done: false,
+            closing: Closing::default(),
             head_work: 0,
             h2c: None,
         }
@@ -716,20 +714,13 @@ impl Http1 {
 
     /// The client closed its side (FIN delivered in order).
     pub fn client_fin(&mut self) {
-        if !self.server_done {
-            self.client_fin_first = true;
-        }
+        self.closing.client_fin();
     }
 
     /// The server closed its side: a close-delimited body ends here; anything else
     /// still open was cut.
     pub fn server_fin(&mut self, ts: Timestamp, cx: &mut Ctx) {
-        self.server_done = true;
-        let cut = if self.client_fin_first {
-            End::ClientClosed
-        } else {
-            End::Closed
-        };
+        let cut = self.closing.server_fin();
         if self.srv.state == State::Body {
             if let Some(p) = self.pending.front_mut() {
                 p.last_ts = ts;
@@ -748,26 +739,14 @@ impl Http1 {
         self.close_all(cut, cx);
     }
 
-    /// A reset ends everything open. One the client sent, or one that follows the
-    /// client's own FIN (the server wrote to a socket the client had closed), means
-    /// the client gave up: in 2026-07-28 that is how it cancels.
+    /// A reset ends everything open (`Closing::reset` says who it blames).
     pub fn reset(&mut self, by_client: bool, ts: Timestamp, cx: &mut Ctx) {
-        let end = if by_client || self.client_fin_first {
-            End::ClientClosed
-        } else {
-            End::Reset
-        };
-        self.end_all(end, ts, cx);
+        self.end_all(self.closing.reset(by_client), ts, cx);
     }
 
     /// The capture ended with this connection still open.
     pub fn capture_ended(&mut self, ts: Timestamp, cx: &mut Ctx) {
-        let end = if self.client_fin_first {
-            End::ClientClosed
-        } else {
-            End::CaptureEnded
-        };
-        self.end_all(end, ts, cx);
+        self.end_all(self.closing.capture_ended(), ts, cx);
     }
 
     fn end_all(&mut self, end: End, ts: Timestamp, cx: &mut Ctx) {
@@ -832,6 +811,53 @@ fn finish(p: Pending, end: End, cx: &mut Ctx) {
     let locator = done.push(None, cx);
     for (kind, message) in diags {
         cx.problem(kind, locator.clone(), message);
+    }
+}
+
+/// Who closed a connection first, which decides how its open exchanges end (HTTP/1.1
+/// and HTTP/2 alike).
+#[derive(Debug, Default, Clone, Copy)]
+pub(in crate::ingest::pcap) struct Closing {
+    client_fin_first: bool,
+    server_done: bool,
+}
+
+impl Closing {
+    /// The client closed its side (FIN delivered in order).
+    pub fn client_fin(&mut self) {
+        if !self.server_done {
+            self.client_fin_first = true;
+        }
+    }
+
+    /// The server closed its side: how what is still open ended.
+    pub fn server_fin(&mut self) -> End {
+        self.server_done = true;
+        if self.client_fin_first {
+            End::ClientClosed
+        } else {
+            End::Closed
+        }
+    }
+
+    /// A reset. One the client sent, or one that follows the client's own FIN (the
+    /// server wrote to a socket the client had closed), means the client gave up: in
+    /// 2026-07-28 that is how it cancels.
+    pub fn reset(self, by_client: bool) -> End {
+        if by_client || self.client_fin_first {
+            End::ClientClosed
+        } else {
+            End::Reset
+        }
+    }
+
+    /// The capture ended with the connection still open.
+    pub fn capture_ended(self) -> End {
+        if self.client_fin_first {
+            End::ClientClosed
+        } else {
+            End::CaptureEnded
+        }
     }
 }
 

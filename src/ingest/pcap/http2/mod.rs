@@ -14,7 +14,7 @@ mod hpack;
 pub use frame::plausible;
 
 use super::http1::body::{Content, Kept};
-use super::http1::{response_of, Caps, Ctx, Done};
+use super::http1::{response_of, Caps, Closing, Ctx, Done};
 use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
 use crate::model::{End, Headers, HttpRequest, Locator, TcpTrail, Timestamp};
@@ -165,8 +165,7 @@ pub struct Http2 {
     streams: BTreeMap<u32, Stream>,
     /// The last GOAWAY: who sent it, its last stream id and error code.
     goaway: Option<(Dir, u32, u32)>,
-    client_fin_first: bool,
-    server_done: bool,
+    closing: Closing,
     /// The frame the connection's first HTTP/2 bytes came in, for connection-level reports.
     first_frame: u64,
     problems: u64,
@@ -191,8 +190,7 @@ impl Http2 {
             sides: [Side::new(known, preface, max), Side::new(known, 0, max)],
             streams: BTreeMap::new(),
             goaway: None,
-            client_fin_first: false,
-            server_done: false,
+            closing: Closing::default(),
             first_frame: frame,
             problems: 0,
         };
@@ -297,6 +295,17 @@ impl Http2 {
     }
 
     /// A side stops: its streams cannot go on.
+    /// Ends stream `id` as truncated, saying why: what it still had to read is lost.
+    fn cut(&mut self, id: u32, why: String, cx: &mut Ctx) {
+        if let Some(s) = self.streams.get_mut(&id) {
+            s.notes.push(why);
+            if let Some(r) = s.resp.as_mut() {
+                r.content.truncated = true;
+            }
+        }
+        self.end(id, End::Truncated, cx);
+    }
+
     fn kill(&mut self, d: Dir, ts: Timestamp, cx: &mut Ctx) {
         let side = &mut self.sides[d.i()];
         side.dead = true;
@@ -307,14 +316,11 @@ impl Http2 {
             if let Some(s) = self.streams.get_mut(&id) {
                 s.last_ts = s.last_ts.max(ts);
                 if d == Dir::Server || !s.req_done {
-                    s.notes.push(format!(
+                    let why = format!(
                         "the {}'s HTTP/2 frames could not be read past a bad frame",
                         d.name()
-                    ));
-                    if let Some(r) = s.resp.as_mut() {
-                        r.content.truncated = true;
-                    }
-                    self.end(id, End::Truncated, cx);
+                    );
+                    self.cut(id, why, cx);
                 }
             }
         }
@@ -538,14 +544,8 @@ impl Http2 {
                 self.block_failed(d, id, f, frame, cx);
                 if let Some(s) = self.streams.get_mut(&id) {
                     s.lost = true;
-                    s.notes.push(format!(
-                        "a header block from the {} could not be decoded",
-                        d.name()
-                    ));
-                    if let Some(r) = s.resp.as_mut() {
-                        r.content.truncated = true;
-                    }
-                    self.end(id, End::Truncated, cx);
+                    let why = format!("a header block from the {} could not be decoded", d.name());
+                    self.cut(id, why, cx);
                 } else if d == Dir::Client && self.streams.len() < STREAMS_CAP {
                     let mut s = Stream::new(frame, ts);
                     s.lost = true;
@@ -787,40 +787,23 @@ impl Http2 {
 
     /// The client closed its side (FIN delivered in order).
     pub fn client_fin(&mut self) {
-        if !self.server_done {
-            self.client_fin_first = true;
-        }
+        self.closing.client_fin();
     }
 
     /// The server closed its side: every stream still open was cut.
     pub fn server_fin(&mut self, ts: Timestamp, cx: &mut Ctx) {
-        self.server_done = true;
-        let end = if self.client_fin_first {
-            End::ClientClosed
-        } else {
-            End::Closed
-        };
+        let end = self.closing.server_fin();
         self.end_all(end, ts, cx);
     }
 
-    /// A TCP reset ends every open stream; see `Http1::reset` for who it blames.
+    /// A TCP reset ends every open stream (`Closing::reset` says who it blames).
     pub fn reset(&mut self, by_client: bool, ts: Timestamp, cx: &mut Ctx) {
-        let end = if by_client || self.client_fin_first {
-            End::ClientClosed
-        } else {
-            End::Reset
-        };
-        self.end_all(end, ts, cx);
+        self.end_all(self.closing.reset(by_client), ts, cx);
     }
 
     /// The capture ended with the connection open.
     pub fn capture_ended(&mut self, ts: Timestamp, cx: &mut Ctx) {
-        let end = if self.client_fin_first {
-            End::ClientClosed
-        } else {
-            End::CaptureEnded
-        };
-        self.end_all(end, ts, cx);
+        self.end_all(self.closing.capture_ended(), ts, cx);
         if self.problems > PROBLEMS_LISTED {
             cx.diags.push(Problem::of(
                 Level::Problem,
