@@ -245,8 +245,9 @@ struct State {
     evict_work: u64,
     /// `MAX_CONNS`, smaller in tests.
     max_conns: usize,
-    /// Per kind of frame problem: its kind, how many, how many are listed one by one.
-    counts: HashMap<&'static str, (Kind, u64, u64)>,
+    counts: HashMap<&'static str, (Kind, u64)>,
+    /// Connections closed early to stay under `max_conns`.
+    evicted: u64,
     stopped: Option<(Kind, String)>,
     /// Key logs from `--tls-keylog`.
     given: Arc<KeyLog>,
@@ -285,6 +286,7 @@ impl State {
             evict_work: 0,
             max_conns: MAX_CONNS,
             counts: HashMap::new(),
+            evicted: 0,
             stopped: None,
             given: Arc::default(),
             embedded: KeyLog::default(),
@@ -303,20 +305,9 @@ impl State {
 
     /// A per-frame problem, reported one by one up to a limit per kind.
     fn frame_problem(&mut self, counter: &'static str, kind: Kind, message: String) {
-        self.frame_problem_listed(counter, kind, message, PER_KIND);
-    }
-
-    /// `frame_problem`, listing at most `listed` of this kind one by one.
-    fn frame_problem_listed(
-        &mut self,
-        counter: &'static str,
-        kind: Kind,
-        message: String,
-        listed: u64,
-    ) {
-        let (_, n, _) = self.counts.entry(counter).or_insert((kind, 0, listed));
+        let (_, n) = self.counts.entry(counter).or_insert((kind, 0));
         *n += 1;
-        if *n <= listed {
+        if *n <= PER_KIND {
             self.diags.push(Problem::of(
                 Level::Problem,
                 kind,
@@ -663,13 +654,16 @@ impl State {
             let Some(c) = self.conns.remove(&key) else {
                 continue;
             };
-            // One listed with its frame, the rest counted: they all say the same.
-            self.frame_problem_listed(
-                "evict",
-                Kind::Cap,
-                format!("cap: more than {MAX_CONNS} TCP connections open at once; from here the least recently active one is closed early each time (its open exchanges end as capture_ended; a fixed limit)"),
-                1,
-            );
+            // The first is listed with its frame; the rest are counted at the end, as
+            // they all say the same.
+            self.evicted += 1;
+            if self.evicted == 1 {
+                self.frame_problem(
+                    "evict",
+                    Kind::Cap,
+                    format!("cap: more than {MAX_CONNS} TCP connections open at once; from here the least recently active one is closed early each time (its open exchanges end as capture_ended; a fixed limit)"),
+                );
+            }
             self.close(c, End2::CaptureEnded);
             return;
         }
@@ -758,24 +752,25 @@ impl State {
                 ),
             ));
         }
-        let mut counts: Vec<(&'static str, (Kind, u64, u64))> = self.counts.drain().collect();
+        if self.evicted > 1 {
+            self.diags.push(Problem::of(
+                Level::Problem,
+                Kind::Cap,
+                Locator::Input,
+                format!("cap: {} TCP connections in all were closed early to stay under {MAX_CONNS} open at once (their open exchanges ended as capture_ended)", self.evicted),
+            ));
+        }
+        let mut counts: Vec<(&'static str, (Kind, u64))> = self.counts.drain().collect();
         counts.sort_by_key(|(c, _)| *c);
-        for (counter, (kind, n, listed)) in counts {
-            if counter == "evict" && n > listed {
-                self.diags.push(Problem::of(
-                    Level::Problem,
-                    kind,
-                    Locator::Input,
-                    format!("cap: {n} TCP connections in all were closed early to stay under {MAX_CONNS} open at once (their open exchanges ended as capture_ended)"),
-                ));
-            } else if n > listed {
+        for (counter, (kind, n)) in counts {
+            if n > PER_KIND {
                 self.diags.push(Problem::of(
                     Level::Problem,
                     kind,
                     Locator::Input,
                     format!(
                         "{} more frames with the same kind of problem ({counter}) were not listed one by one",
-                        n - listed
+                        n - PER_KIND
                     ),
                 ));
             }
