@@ -431,62 +431,65 @@ pub struct Correlator {
 pub struct Messages(Decoding);
 
 enum Decoding {
-    Http {
-        request: Vec<Item>,
-        response: Vec<Item>,
-    },
+    /// The request body's messages, the response's.
+    Http(Vec<Item>, Vec<Item>),
     Stdio(Vec<Item>),
+    /// Client-log records are read by their own correlator.
     Later,
 }
 
 impl Messages {
     /// Decodes the messages of `x` (what `Correlator::exchange` would decode).
     pub fn of(x: &Exchange) -> Messages {
-        Messages(decode(&x.payload))
+        Messages(match &x.payload {
+            Payload::Http(h) => {
+                let (request, response) = http_messages(h);
+                Decoding::Http(request, response)
+            }
+            Payload::Stdio(m) => Decoding::Stdio(stdio_messages(m)),
+            Payload::ClientLog(_) => Decoding::Later,
+        })
     }
 }
 
-fn decode(payload: &Payload) -> Decoding {
-    match payload {
-        Payload::Http(h) => Decoding::Http {
-            request: crate::jsonrpc::decode_request(&h.request.body),
-            response: h
-                .response
-                .as_ref()
-                .map(crate::jsonrpc::decode_response)
-                .unwrap_or_default(),
-        },
-        Payload::Stdio(m) => Decoding::Stdio(crate::jsonrpc::decode_text(
-            &m.json,
-            crate::jsonrpc::Place::Body,
-            None,
-            m.ts,
-        )),
-        Payload::ClientLog(_) => Decoding::Later,
-    }
+fn http_messages(h: &crate::model::HttpExchange) -> (Vec<Item>, Vec<Item>) {
+    let request = crate::jsonrpc::decode_request(&h.request.body);
+    let response = h
+        .response
+        .as_ref()
+        .map(crate::jsonrpc::decode_response)
+        .unwrap_or_default();
+    (request, response)
+}
+
+fn stdio_messages(m: &crate::model::StdioMessage) -> Vec<Item> {
+    crate::jsonrpc::decode_text(&m.json, crate::jsonrpc::Place::Body, None, m.ts)
 }
 
 impl Correlator {
-    /// `Sink::exchange` with the messages of `x` already decoded (`Messages::of(&x)`).
+    /// `Sink::exchange` with the messages of `x` already decoded (`Messages::of(&x)`;
+    /// messages of another kind of exchange are ignored and these decoded again).
     pub fn exchange_decoded(&mut self, x: Exchange, messages: Messages) {
         if self.out.calls.len() >= self.release_at.max(RELEASE_AT) {
             self.release(false);
         }
         self.out.exchanges += 1;
-        let decoded = match (&x.payload, messages.0) {
-            (Payload::Http(_), d @ Decoding::Http { .. }) => d,
-            (Payload::Stdio(_), d @ Decoding::Stdio(_)) => d,
-            // Messages of another exchange: decode this one's.
-            (payload, _) => decode(payload),
-        };
-        match (x.payload, decoded) {
-            (Payload::Http(http), Decoding::Http { request, response }) => {
-                self.http(&x.locator, http, request, response)
+        match x.payload {
+            Payload::Http(http) => {
+                let (request, response) = match messages.0 {
+                    Decoding::Http(request, response) => (request, response),
+                    _ => http_messages(&http),
+                };
+                self.http(&x.locator, http, request, response);
             }
-            (Payload::Stdio(m), Decoding::Stdio(items)) => self.stdio(&x.locator, m, items),
-            (Payload::ClientLog(c), _) => self.client_log(&x.locator, c),
-            // `decode` gives each payload its own kind.
-            _ => {}
+            Payload::Stdio(m) => {
+                let items = match messages.0 {
+                    Decoding::Stdio(items) => items,
+                    _ => stdio_messages(&m),
+                };
+                self.stdio(&x.locator, m, items);
+            }
+            Payload::ClientLog(c) => self.client_log(&x.locator, c),
         }
     }
 }
