@@ -3,25 +3,13 @@
 //! the server's, repeats are found on the weaker evidence, and a malformed line is
 //! named while the rest of the file is read.
 
+mod common;
+
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 fn analyze(path: &str) -> (Vec<Value>, String, Option<i32>) {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(path);
-    let out = Command::new(env!("CARGO_BIN_EXE_mcpsift"))
-        .args(["analyze", p.to_str().unwrap(), "--format", "jsonl"])
-        .output()
-        .unwrap();
-    let records = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (
-        records,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code(),
-    )
+    common::run::cli_jsonl(&Path::new(env!("CARGO_MANIFEST_DIR")).join(path))
 }
 
 fn calls(records: &[Value]) -> Vec<(String, String, String)> {

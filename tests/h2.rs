@@ -5,6 +5,9 @@
 //! saw carry its request (`tshark.json`, written by the lab script from tshark's
 //! own decoding, not from mcpsift).
 
+mod common;
+
+use common::run::{analyse_path, call_verdicts};
 use mcpsift::batch::analyse_reader;
 use mcpsift::config::Config;
 use mcpsift::ingest::{ingest, Problem, Sink};
@@ -17,24 +20,11 @@ fn lab() -> PathBuf {
 }
 
 fn analyse(path: &Path) -> mcpsift::correlate::Analysis {
-    let file = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    analyse_reader(file, &Config::default())
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .1
+    analyse_path(path, &Config::default())
 }
 
 fn verdicts(a: &mcpsift::correlate::Analysis) -> (Vec<(String, String, String)>, Vec<String>) {
-    let calls = a
-        .calls
-        .iter()
-        .map(|c| {
-            (
-                c.tool.as_deref().unwrap_or_default().to_owned(),
-                c.id.to_string(),
-                c.verdict.outcome.as_str().to_owned(),
-            )
-        })
-        .collect();
+    let calls = call_verdicts(a);
     let mut findings: Vec<String> = a
         .findings
         .iter()
@@ -253,8 +243,6 @@ fn a_capture_that_joins_an_h2_connection_reports_it_and_reads_what_it_can() {
         a.problems
     );
 }
-
-mod common;
 
 use common::{Capture, Link, Side};
 

@@ -11,13 +11,13 @@
 //! - `cancelled_calls`: ids of calls the client cancelled; every finding that names
 //!   one of them must be INFO.
 
+mod common;
+
+use common::run::{call_verdicts, config_with_keylog};
 use mcpsift::batch::analyse_reader;
-use mcpsift::config::Config;
-use mcpsift::ingest::tls::KeyLog;
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::sync::Arc;
 
 const FORMATS: &[&str] = &[
     "capture.pcap",
@@ -71,21 +71,8 @@ fn every_lab_capture_in_every_format_matches_its_expected_results() {
             .map(|ids| ids.iter().map(Value::to_string).collect())
             .unwrap_or_default();
         // A scenario recorded over TLS keeps the client's key log beside its capture.
-        let mut keys = KeyLog::default();
         let keylog = dir.join("keys.txt");
-        if keylog.exists() {
-            let parsed = keys.load(&keylog).expect("key log");
-            assert!(
-                parsed.bad.is_empty(),
-                "{}: {:?}",
-                keylog.display(),
-                parsed.bad
-            );
-        }
-        let config = Config {
-            tls_keys: Arc::new(keys),
-            ..Config::default()
-        };
+        let config = config_with_keylog(keylog.exists().then_some(keylog.as_path()));
         for format in FORMATS {
             let path = dir.join(format);
             if !path.exists() {
@@ -94,17 +81,7 @@ fn every_lab_capture_in_every_format_matches_its_expected_results() {
             let file = std::fs::File::open(&path).unwrap();
             let (_, a) =
                 analyse_reader(file, &config).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-            let got_calls: Vec<(String, String, String)> = a
-                .calls
-                .iter()
-                .map(|c| {
-                    (
-                        c.tool.as_deref().unwrap_or_default().to_owned(),
-                        c.id.to_string(),
-                        c.verdict.outcome.as_str().to_owned(),
-                    )
-                })
-                .collect();
+            let got_calls = call_verdicts(&a);
             let got_findings: BTreeSet<String> = a
                 .findings
                 .iter()

@@ -3,24 +3,13 @@
 //! every call gets its verdict with the right evidence and times, and a file of a
 //! recorder's shape with nothing usable is one error naming that format.
 
+mod common;
+
 use serde_json::Value;
 use std::path::Path;
-use std::process::Command;
 
 fn run(path: &Path) -> (Vec<Value>, String, Option<i32>) {
-    let out = Command::new(env!("CARGO_BIN_EXE_mcpsift"))
-        .args(["analyze", path.to_str().unwrap(), "--format", "jsonl"])
-        .output()
-        .unwrap();
-    let records = String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    (
-        records,
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-        out.status.code(),
-    )
+    common::run::cli_jsonl(path)
 }
 
 fn fixture(name: &str) -> (Vec<Value>, String, Option<i32>) {

@@ -9,6 +9,7 @@
 
 mod common;
 
+use common::run::{analyse_path, call_verdicts, config_with_keylog};
 use common::{call_request, json_response, Capture, Link, Side};
 use mcpsift::batch::analyse_reader;
 use mcpsift::config::Config;
@@ -41,35 +42,14 @@ fn json(path: &Path) -> Value {
 }
 
 fn analyse(path: &Path, keylog: Option<&Path>) -> Analysis {
-    let mut keys = KeyLog::default();
-    if let Some(k) = keylog {
-        let parsed = keys.load(k).expect("key log");
-        assert!(parsed.bad.is_empty(), "{}: {:?}", k.display(), parsed.bad);
-    }
-    let config = Config {
-        tls_keys: Arc::new(keys),
-        ..Config::default()
-    };
-    let file = std::fs::File::open(path).expect("open");
-    analyse_reader(file, &config)
-        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-        .1
+    analyse_path(path, &config_with_keylog(keylog))
 }
 
 type Verdicts = (Vec<(String, String, String)>, BTreeSet<String>);
 
 fn verdicts(a: &Analysis) -> Verdicts {
     (
-        a.calls
-            .iter()
-            .map(|c| {
-                (
-                    c.tool.as_deref().unwrap_or_default().to_owned(),
-                    c.id.to_string(),
-                    c.verdict.outcome.as_str().to_owned(),
-                )
-            })
-            .collect(),
+        call_verdicts(a),
         a.findings
             .iter()
             .map(|f| f.kind.as_str().to_owned())

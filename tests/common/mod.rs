@@ -5,6 +5,7 @@
 #![allow(dead_code)]
 
 pub mod mangle;
+pub mod run;
 
 use etherparse::PacketBuilder;
 use std::net::IpAddr;
