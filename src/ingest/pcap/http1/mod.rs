@@ -786,7 +786,7 @@ fn finish(p: Pending, end: End, cx: &mut Ctx) {
         req_frame,
         resp,
         last_ts,
-        mut notes,
+        notes,
         mut diags,
         truncated,
         ..
@@ -797,12 +797,10 @@ fn finish(p: Pending, end: End, cx: &mut Ctx) {
             r.status, r.headers, r.ts, r.frame, r.content, &mut end, &mut diags,
         )
     });
-    if truncated && response.is_none() {
-        notes.push("the request was cut in the capture".into());
-    }
     let done = Done {
         req,
         req_frame,
+        request_cut: truncated,
         response,
         end,
         last_ts,
@@ -893,6 +891,8 @@ pub(in crate::ingest::pcap) fn response_of(
 pub(in crate::ingest::pcap) struct Done {
     pub req: HttpRequest,
     pub req_frame: u64,
+    /// Bytes of the request were lost in the capture.
+    pub request_cut: bool,
     pub response: Option<(HttpResponse, u64)>,
     pub end: End,
     pub last_ts: Timestamp,
@@ -906,11 +906,15 @@ impl Done {
         let Done {
             req,
             req_frame,
+            request_cut,
             response,
             end,
             last_ts,
-            notes,
+            mut notes,
         } = self;
+        if request_cut && response.is_none() {
+            notes.push("the request was cut in the capture".into());
+        }
         let locator = Locator::Frames {
             request: req_frame,
             response: response.as_ref().map(|(_, f)| *f),

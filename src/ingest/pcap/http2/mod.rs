@@ -866,7 +866,7 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
         req_frame,
         resp,
         last_ts,
-        mut notes,
+        notes,
         mut diags,
         req_cut,
         has_req,
@@ -881,12 +881,10 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
     if !has_req && response.is_none() {
         return;
     }
-    if req_cut && response.is_none() {
-        notes.push("the request was cut in the capture".into());
-    }
     let done = Done {
         req,
         req_frame,
+        request_cut: req_cut,
         response,
         end,
         last_ts,
