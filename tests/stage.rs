@@ -197,7 +197,7 @@ fn files_not_grouped_are_never_paired() {
 
 /// A small, varied slice of the lab (findings, errors of every layer, stdio, pcaps,
 /// HAR) and one file that cannot be read, for the summary property.
-fn summary_corpus() -> Vec<PathBuf> {
+fn summary_corpus(dir: &Path) -> Vec<PathBuf> {
     let mut files: Vec<PathBuf> = [
         "baseline_ts_json/exchanges.jsonl",
         "no_response_replay_ts/capture.pcap",
@@ -216,8 +216,6 @@ fn summary_corpus() -> Vec<PathBuf> {
     for f in &files {
         assert!(f.exists(), "{}", f.display());
     }
-    let dir = std::env::temp_dir().join(format!("mcpsift-summary-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("not-json.jsonl");
     std::fs::write(&bad, "{\"this is\": \n not json at all\n").unwrap();
     files.push(bad);
@@ -269,7 +267,8 @@ proptest! {
         parts in proptest::collection::vec(0usize..4, 11),
         order in Just((0usize..4).collect::<Vec<_>>()).prop_shuffle(),
     ) {
-        let corpus = summary_corpus();
+        let dir = tempfile::tempdir().unwrap();
+        let corpus = summary_corpus(dir.path());
         let whole = cli_summary(&corpus);
         prop_assert!(whole.calls > 200 && whole.inputs_with_errors == 1);
         prop_assert!(whole.findings.values().sum::<u64>() > 3);
