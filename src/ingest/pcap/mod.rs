@@ -1195,7 +1195,6 @@ impl Conn {
             let Some(stats) = self.half.get(d).map(|h| h.stats) else {
                 continue;
             };
-            let flow = format!("TCP {} → {}", self.endpoint(d), self.endpoint(1 - d));
             let mut notes = Vec::new();
             if stats.conflicting_bytes > 0 {
                 notes.push(format!(
@@ -1222,7 +1221,10 @@ impl Conn {
                     stats.before_start
                 ));
             }
+            // Named only when there is something to say: most connections are clean,
+            // and formatting two addresses per connection showed in profiles.
             if !notes.is_empty() {
+                let flow = format!("TCP {} → {}", self.endpoint(d), self.endpoint(1 - d));
                 cx.diags.push(Problem::of(
                     Level::Problem,
                     Kind::Lost,
