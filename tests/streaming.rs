@@ -278,3 +278,34 @@ fn one_input_on_two_threads_gives_the_one_thread_output() {
     }
     assert!(checked > 150, "{checked}");
 }
+
+/// `mcpsift analyze PATHS --format jsonl` with extra arguments: its stdout.
+fn cli_stdout(paths: &[&str], extra: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpsift"))
+        .arg("analyze")
+        .args(paths)
+        .args(["--format", "jsonl"])
+        .args(extra)
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn streamed_call_records_equal_the_records_of_the_whole_report() {
+    // `--format jsonl` alone streams each call through a spool that redacts only what
+    // a record prints; asking for an HTML file too keeps the calls and redacts the
+    // whole report. Every printed byte must be the same, on every lab capture and
+    // sample (errors with timelines, notes and error data included).
+    let html = tempfile::NamedTempFile::new().unwrap();
+    let paths = ["lab/captures", "samples"];
+    let streamed = cli_stdout(&paths, &[]);
+    let whole = cli_stdout(&paths, &["--html", html.path().to_str().unwrap()]);
+    let calls = streamed.lines().filter(|l| l.contains(r#""type":"call""#));
+    let timelines = calls
+        .clone()
+        .filter(|l| l.contains(r#""timeline":"#))
+        .count();
+    assert!(calls.count() > 1000 && timelines > 100, "{timelines}");
+    assert!(streamed == whole, "streamed and whole-report jsonl differ");
+}
