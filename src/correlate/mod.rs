@@ -385,6 +385,9 @@ pub struct Correlator {
     seq: usize,
     scopes: HashMap<Scope, ScopeInfo>,
     annotations: HashMap<String, Annotations>,
+    /// The last `tools/list` result learned from, byte for byte: a server answers
+    /// every session with the same list, and the same bytes again teach nothing.
+    last_tools_list: Option<Box<str>>,
     /// stdio: client requests waiting for a response, by id.
     stdio_pending: HashMap<Id, PendingStdio>,
     /// stdio: server requests waiting for the client's response.
@@ -714,9 +717,15 @@ impl Correlator {
     /// Learns the annotations of the tools a `tools/list` result lists; returns
     /// false when `result` has no `tools` list.
     fn note_tools(&mut self, result: &serde_json::value::RawValue) -> bool {
+        // Only a list learned from is remembered, and `annotations` changes nowhere
+        // else, so the same bytes would write the same entries again.
+        if self.last_tools_list.as_deref() == Some(result.get()) {
+            return true;
+        }
         let Ok(ToolsList { tools: Some(tools) }) = serde_json::from_str(result.get()) else {
             return false;
         };
+        self.last_tools_list = Some(result.get().into());
         for t in tools {
             let Ok(t) = serde_json::from_str::<ListedTool>(t.get()) else {
                 continue;
@@ -1024,5 +1033,23 @@ mod tool_list_tests {
             let r = serde_json::value::RawValue::from_string(not_a_list.to_owned()).unwrap();
             assert!(!Correlator::new().note_tools(&r), "{not_a_list}");
         }
+    }
+
+    #[test]
+    fn a_list_seen_again_after_another_is_learned_again() {
+        let list = |hint: bool| {
+            serde_json::value::RawValue::from_string(format!(
+                r#"{{"tools":[{{"name":"a","annotations":{{"readOnlyHint":{hint}}}}}]}}"#
+            ))
+            .unwrap()
+        };
+        let mut c = Correlator::new();
+        for (hint, expect) in [(true, true), (true, true), (false, false), (true, true)] {
+            assert!(c.note_tools(&list(hint)));
+            assert_eq!(c.annotations["a"].read_only, Some(expect));
+        }
+        // A result that is no list is not remembered as one.
+        let none = serde_json::value::RawValue::from_string("{}".to_owned()).unwrap();
+        assert!(!c.note_tools(&none) && !c.note_tools(&none));
     }
 }
