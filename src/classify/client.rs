@@ -213,13 +213,8 @@ pub fn classify_client(c: &ClientCall) -> Verdict {
 }
 
 /// True when result text reads like an error although the call was a success.
+/// Only the first 200 characters are read; letters compare without ASCII case.
 pub fn reads_like_error(text: &str) -> bool {
-    let head: String = text
-        .trim_start()
-        .chars()
-        .take(200)
-        .collect::<String>()
-        .to_ascii_lowercase();
     const STARTS: &[&str] = &[
         "error",
         "failed",
@@ -238,7 +233,26 @@ pub fn reads_like_error(text: &str) -> bool {
         "stack trace:",
         "internal server error",
     ];
-    STARTS.iter().any(|m| head.starts_with(m)) || ANYWHERE.iter().any(|m| head.contains(m))
+    // Built once: this runs on every successful call's text, and lowering a copy
+    // of the text and searching it five times showed in profiles.
+    static SEARCH: std::sync::LazyLock<aho_corasick::AhoCorasick> =
+        std::sync::LazyLock::new(|| {
+            aho_corasick::AhoCorasick::builder()
+                .ascii_case_insensitive(true)
+                .build(ANYWHERE)
+                .expect("plain literals")
+        });
+    let text = text.trim_start();
+    let head = match text.char_indices().nth(200) {
+        Some((end, _)) => &text[..end],
+        None => text,
+    };
+    let starts = |m: &&str| {
+        head.as_bytes()
+            .get(..m.len())
+            .is_some_and(|h| h.eq_ignore_ascii_case(m.as_bytes()))
+    };
+    STARTS.iter().any(starts) || SEARCH.is_match(head)
 }
 
 #[cfg(test)]
@@ -328,5 +342,12 @@ mod tests {
         ));
         assert!(reads_like_error("{\"error\": \"boom\"}"));
         assert!(!reads_like_error("3 results for mcp"));
+        assert!(reads_like_error("\n  FATAL: disk full"));
+        assert!(reads_like_error("Résumé — Internal Server Error"));
+        // Only the first 200 characters count, however many bytes they take.
+        let far = format!("{}permission denied", "é".repeat(183));
+        assert!(reads_like_error(&far));
+        let too_far = format!("{}permission denied", "é".repeat(184));
+        assert!(!reads_like_error(&too_far));
     }
 }
