@@ -239,13 +239,19 @@ pub fn reads_like_error(text: &str) -> bool {
         std::sync::LazyLock::new(|| {
             aho_corasick::AhoCorasick::builder()
                 .ascii_case_insensitive(true)
+                .kind(Some(aho_corasick::AhoCorasickKind::DFA))
                 .build(ANYWHERE)
                 .expect("plain literals")
         });
     let text = text.trim_start();
-    let head = match text.char_indices().nth(200) {
-        Some((end, _)) => &text[..end],
+    let head = match text.as_bytes().get(..200) {
         None => text,
+        // 200 ASCII bytes are 200 characters; only other text is walked by character.
+        Some(first) if first.is_ascii() => &text[..200],
+        Some(_) => match text.char_indices().nth(200) {
+            Some((end, _)) => &text[..end],
+            None => text,
+        },
     };
     let starts = |m: &&str| {
         head.as_bytes()
@@ -349,5 +355,7 @@ mod tests {
         assert!(reads_like_error(&far));
         let too_far = format!("{}permission denied", "é".repeat(184));
         assert!(!reads_like_error(&too_far));
+        let ascii = format!("{}permission denied", "x".repeat(183));
+        assert!(reads_like_error(&ascii) && !reads_like_error(&format!("x{ascii}")));
     }
 }
