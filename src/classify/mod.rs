@@ -11,7 +11,7 @@ mod client;
 
 pub use client::{classify_client, mcp_error_code, reads_like_error};
 
-use crate::jsonrpc::{Decoded, Id, Item, Kind, Message, Place, ResultView};
+use crate::jsonrpc::{Content, Decoded, Id, Item, Kind, Message, Place, ResultView};
 use crate::model::{Body, End, HttpExchange, Layer, Outcome, Timestamp};
 use serde_json::Value;
 
@@ -502,7 +502,7 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
         ev.notes.push("result is missing".to_owned());
         return Verdict::new(Outcome::InvalidToolResult, ev);
     };
-    let Some(view) = ResultView::parse(raw) else {
+    let Some(view) = ResultView::<Content>::parse(raw) else {
         ev.notes
             .push(format!("result is {}, not an object", short_raw(raw)));
         return Verdict::new(Outcome::InvalidToolResult, ev);
@@ -551,11 +551,14 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
             return Verdict::new(Outcome::InvalidToolResult, ev);
         }
     }
-    match view.content {
-        Some(c) if c.get().trim_start().starts_with('[') => {}
-        Some(other) => {
-            ev.notes
-                .push(format!("content is {}, not an array", short_raw(other)));
+    let first_text = match view.content {
+        Some(Content::Array { first_text }) => first_text,
+        Some(Content::NotArray) => {
+            // Rare: read again, keeping the member's JSON to quote it.
+            let other =
+                ResultView::<&serde_json::value::RawValue>::parse(raw).and_then(|v| v.content);
+            let quoted = other.map_or_else(String::new, short_raw);
+            ev.notes.push(format!("content is {quoted}, not an array"));
             return Verdict::new(Outcome::InvalidToolResult, ev);
         }
         None => {
@@ -563,8 +566,8 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
                 .push("content is missing (it is required, an array)".to_owned());
             return Verdict::new(Outcome::InvalidToolResult, ev);
         }
-    }
-    ev.result_text = view.first_text().map(|t| crate::jsonrpc::excerpt(&t));
+    };
+    ev.result_text = first_text.map(|t| crate::jsonrpc::excerpt(&t));
     if ev.is_error == Some(true) {
         ev.error_message = ev.result_text.clone();
         return Verdict::new(Outcome::ToolError, ev);

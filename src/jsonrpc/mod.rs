@@ -7,7 +7,7 @@ mod result;
 
 pub use crate::text::{describe_json_error, excerpt};
 pub use message::{canonical_json, Id, Kind, Message};
-pub use result::ResultView;
+pub use result::{Content, ResultView};
 
 use crate::model::{Body, HttpResponse, Timestamp};
 

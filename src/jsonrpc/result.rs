@@ -1,76 +1,109 @@
 //! A borrowed view of a `tools/call` result: the members the classifier checks, as
 //! raw JSON slices of the body, found in one pass that skips everything else (tool
-//! output can be megabytes; nothing of it is copied or built into a tree).
+//! output can be megabytes; nothing of it is copied or built into a tree). The same
+//! pass takes the text of the first content block, the only part of the content a
+//! verdict reads.
 
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
+use std::marker::PhantomData;
 
 /// The result members that decide an outcome. Presence is kept apart from value:
-/// `"isError": null` is present (and invalid), not absent.
-#[derive(Debug, Default)]
-pub struct ResultView<'a> {
+/// `"isError": null` is present (and invalid), not absent. `content` is read as `C`:
+/// [`Content`] on the way to a verdict, the raw JSON when a note must quote it.
+#[derive(Debug)]
+pub struct ResultView<'a, C = Content<'a>> {
     pub result_type: Option<&'a RawValue>,
     pub is_error: Option<&'a RawValue>,
-    pub content: Option<&'a RawValue>,
+    pub content: Option<C>,
     pub request_state: Option<&'a RawValue>,
     pub input_requests: Option<&'a RawValue>,
 }
 
-impl<'a> ResultView<'a> {
+/// What a verdict needs of `content`: whether it is an array, and the text of its
+/// first block that is an object with one string `text`, unescaped.
+#[derive(Debug, PartialEq)]
+pub enum Content<'a> {
+    Array { first_text: Option<Cow<'a, str>> },
+    NotArray,
+}
+
+impl<'a, C: Deserialize<'a>> ResultView<'a, C> {
     /// Reads `raw` as a result object; `None` when it is not an object.
-    pub fn parse(raw: &'a RawValue) -> Option<ResultView<'a>> {
+    pub fn parse(raw: &'a RawValue) -> Option<ResultView<'a, C>> {
         if !raw.get().trim_start().starts_with('{') {
             return None;
         }
         serde_json::from_str(raw.get()).ok()
     }
-
-    /// The text of the first content block that is an object with a string `text`,
-    /// unescaped. One pass that stops at that block: the blocks after it (tool output
-    /// can be megabytes) are not read.
-    pub fn first_text(&self) -> Option<Cow<'a, str>> {
-        let content = self.content?;
-        let mut found = None;
-        let mut de = serde_json::Deserializer::from_str(content.get());
-        // Stopping early leaves the array unfinished, which serde_json reports as an
-        // error; `content` is valid JSON (it was read as a `RawValue`), so the only
-        // error is that one, and what was found stands.
-        let _ = de::Deserializer::deserialize_seq(&mut de, Blocks { found: &mut found });
-        found
-    }
 }
 
-/// Walks the content array until a block gives a text.
-struct Blocks<'s, 'a> {
-    found: &'s mut Option<Cow<'a, str>>,
-}
-
-impl<'de: 'a, 'a> Visitor<'de> for Blocks<'_, 'a> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a content array")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(text) = seq.next_element::<BlockText<'a>>()? {
-            if let Some(t) = text.0 {
-                *self.found = Some(t);
-                return Ok(());
+impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Content<'a>, D::Error> {
+        struct V<'a>(PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Content<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Content<'a>, A::Error> {
+                let mut first_text = None;
+                while let Some(block) = seq.next_element::<BlockText<'a>>()? {
+                    if block.0.is_some() {
+                        first_text = block.0;
+                        break;
+                    }
+                }
+                // The blocks after it are skipped, not read.
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(Content::Array { first_text })
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Content<'a>, A::Error> {
+                skip_map(map).map(|()| Content::NotArray)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Content<'a>, E> {
+                Ok(Content::NotArray)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Content<'a>, E> {
+                Ok(Content::NotArray)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Content<'a>, E> {
+                Ok(Content::NotArray)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Content<'a>, E> {
+                Ok(Content::NotArray)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Content<'a>, E> {
+                Ok(Content::NotArray)
+            }
+            fn visit_unit<E>(self) -> Result<Content<'a>, E> {
+                Ok(Content::NotArray)
             }
         }
-        Ok(())
+        d.deserialize_any(V(PhantomData))
     }
 }
 
-/// A content block's `text` when the block is an object and its one `text` member is
+fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// A content block's `text` when the block is an object whose one `text` member is
 /// a string; `None` for any other value, which is skipped.
 struct BlockText<'a>(Option<Cow<'a, str>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for BlockText<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<BlockText<'a>, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        struct V<'a>(PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
             type Value = BlockText<'a>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -89,9 +122,8 @@ impl<'de: 'a, 'a> Deserialize<'de> for BlockText<'a> {
                 // Two `text` members make no sense of either.
                 Ok(BlockText(if texts == 1 { text } else { None }))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<BlockText<'a>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(BlockText(None))
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<BlockText<'a>, A::Error> {
+                skip_seq(seq).map(|()| BlockText(None))
             }
             fn visit_str<E>(self, _: &str) -> Result<BlockText<'a>, E> {
                 Ok(BlockText(None))
@@ -112,16 +144,16 @@ impl<'de: 'a, 'a> Deserialize<'de> for BlockText<'a> {
                 Ok(BlockText(None))
             }
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+        d.deserialize_any(V(PhantomData))
     }
 }
 
-/// A string borrowed when it has no escapes; `None` for any other JSON value.
+/// A string, borrowed when it has no escapes; `None` for any other JSON value.
 struct MaybeStr<'a>(Option<Cow<'a, str>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<MaybeStr<'a>, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        struct V<'a>(PhantomData<&'a ()>);
         impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
             type Value = MaybeStr<'a>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -133,13 +165,11 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
             fn visit_str<E>(self, s: &str) -> Result<MaybeStr<'a>, E> {
                 Ok(MaybeStr(Some(Cow::Owned(s.to_owned()))))
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MaybeStr<'a>, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(MaybeStr(None))
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MaybeStr<'a>, A::Error> {
+                skip_map(map).map(|()| MaybeStr(None))
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<MaybeStr<'a>, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(MaybeStr(None))
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MaybeStr<'a>, A::Error> {
+                skip_seq(seq).map(|()| MaybeStr(None))
             }
             fn visit_bool<E>(self, _: bool) -> Result<MaybeStr<'a>, E> {
                 Ok(MaybeStr(None))
@@ -157,25 +187,37 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
                 Ok(MaybeStr(None))
             }
         }
-        d.deserialize_any(V(std::marker::PhantomData))
+        d.deserialize_any(V(PhantomData))
     }
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for ResultView<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ResultView<'a>, D::Error> {
-        struct V<'a>(std::marker::PhantomData<&'a ()>);
-        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
-            type Value = ResultView<'a>;
+impl<'de: 'a, 'a, C: Deserialize<'de>> Deserialize<'de> for ResultView<'a, C> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<ResultView<'a, C>, D::Error> {
+        struct V<'a, C>(PhantomData<(&'a (), C)>);
+        impl<'de: 'a, 'a, C: Deserialize<'de>> Visitor<'de> for V<'a, C> {
+            type Value = ResultView<'a, C>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a result object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ResultView<'a>, A::Error> {
-                let mut r = ResultView::default();
+            fn visit_map<A: MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ResultView<'a, C>, A::Error> {
+                let mut r = ResultView {
+                    result_type: None,
+                    is_error: None,
+                    content: None,
+                    request_state: None,
+                    input_requests: None,
+                };
                 while let Some(key) = map.next_key::<Cow<'de, str>>()? {
                     let slot = match &*key {
                         "resultType" => &mut r.result_type,
                         "isError" => &mut r.is_error,
-                        "content" => &mut r.content,
+                        "content" => {
+                            r.content = Some(map.next_value::<C>()?);
+                            continue;
+                        }
                         "requestState" => &mut r.request_state,
                         "inputRequests" => &mut r.input_requests,
                         _ => {
@@ -188,8 +230,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for ResultView<'a> {
                 Ok(r)
             }
         }
-        d.deserialize_map(V(std::marker::PhantomData))
-            .map_err(de::Error::custom)
+        d.deserialize_map(V(PhantomData)).map_err(de::Error::custom)
     }
 }
 
@@ -201,23 +242,51 @@ mod tests {
         serde_json::from_str(s).unwrap()
     }
 
+    fn content(content: &str) -> Option<Content<'static>> {
+        let r = RawValue::from_string(format!(r#"{{"content":{content}}}"#)).unwrap();
+        let text = |c: Content| match c {
+            Content::Array { first_text } => Content::Array {
+                first_text: first_text.map(|t| Cow::Owned(t.into_owned())),
+            },
+            Content::NotArray => Content::NotArray,
+        };
+        ResultView::<Content>::parse(&r).unwrap().content.map(text)
+    }
+
+    fn first(c: &str) -> Option<String> {
+        match content(c) {
+            Some(Content::Array { first_text }) => first_text.map(Cow::into_owned),
+            other => panic!("{c}: {other:?}"),
+        }
+    }
+
     #[test]
     fn members_by_presence_and_first_text() {
         let r = raw(
             r#"{"content":[{"type":"image"},{"type":"text","text":"a\"b"}],"isError":null,"x":[[1]]}"#,
         );
-        let v = ResultView::parse(r).unwrap();
+        let v = ResultView::<Content>::parse(r).unwrap();
         assert_eq!(v.is_error.map(RawValue::get), Some("null"));
         assert!(v.result_type.is_none());
-        assert_eq!(v.first_text().as_deref(), Some("a\"b"));
-        let first = |content: &str| {
-            let r = RawValue::from_string(format!(r#"{{"content":{content}}}"#)).unwrap();
-            ResultView::parse(&r)
+        assert_eq!(
+            v.content,
+            Some(Content::Array {
+                first_text: Some(Cow::Borrowed("a\"b"))
+            })
+        );
+        assert!(ResultView::<Content>::parse(raw("[1]")).is_none());
+        let s = raw(r#"{"resultType":"input_required","requestState":"st \u00e9"}"#);
+        assert_eq!(
+            ResultView::<Content>::parse(s)
                 .unwrap()
-                .first_text()
-                .map(Cow::into_owned)
-        };
-        // Blocks that are not objects with one string `text` are passed over.
+                .request_state
+                .map(RawValue::get),
+            Some(r#""st \u00e9""#)
+        );
+    }
+
+    #[test]
+    fn the_first_text_is_of_the_first_object_with_one_string_text() {
         assert_eq!(
             first(r#"[1,"s",null,true,[{"text":"no"}],{"text":5},{"text":{"a":"no"}},{"text":"x","text":"y"},{"type":"text","text":"yes \u00e9"},{"text":"later"}]"#).as_deref(),
             Some("yes é")
@@ -226,23 +295,33 @@ mod tests {
             first(r#"[{"type":"text","text":"plain"}]"#).as_deref(),
             Some("plain")
         );
-        assert_eq!(first(r#"[]"#), None);
-        assert_eq!(first(r#"[{"type":"image","data":"AAAA"}]"#), None);
-        assert_eq!(first(r#"{"text":"not a list"}"#), None);
-        // The blocks after the first text are not read (nor need to be well formed
-        // for it: here the slice handed over would be, as it was a RawValue).
         assert_eq!(
-            first(r#"[{"text":"a"},{"text":"b"}]"#).as_deref(),
+            first(r#"[{"text":"a"},{"text":"b"},[[{}]]]"#).as_deref(),
             Some("a")
         );
-        assert!(ResultView::parse(raw("[1]")).is_none());
-        let s = raw(r#"{"resultType":"input_required","requestState":"st \u00e9"}"#);
+        assert_eq!(first("[]"), None);
+        assert_eq!(first(r#"[{"type":"image","data":"AAAA"}]"#), None);
+    }
+
+    #[test]
+    fn content_that_is_no_array_is_told_and_quoted_from_the_raw_view() {
+        for other in [r#"{"text":"not a list"}"#, r#""s""#, "1", "null", "true"] {
+            assert_eq!(content(other), Some(Content::NotArray), "{other}");
+            let r = RawValue::from_string(format!(r#"{{"content":{other}}}"#)).unwrap();
+            let quoted = ResultView::<&RawValue>::parse(&r).unwrap().content;
+            assert_eq!(quoted.map(RawValue::get), Some(other));
+        }
+        // The last `content` member counts, as with every member.
+        let r = raw(r#"{"content":[{"text":"a"}],"content":7}"#);
         assert_eq!(
-            ResultView::parse(s)
-                .unwrap()
-                .request_state
-                .map(RawValue::get),
-            Some(r#""st \u00e9""#)
+            ResultView::<Content>::parse(r).unwrap().content,
+            Some(Content::NotArray)
         );
+        assert_eq!(content("[]"), Some(Content::Array { first_text: None }));
+        let none = raw(r#"{"isError":false}"#);
+        assert!(ResultView::<Content>::parse(none)
+            .unwrap()
+            .content
+            .is_none());
     }
 }
