@@ -6,16 +6,18 @@
 use super::{Problem, Sink};
 use crate::config::Limits;
 use crate::model::{
-    Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
-    Payload, SseBody, SseEvent, StdioMessage, Timestamp,
+    Body, Direction, End, Exchange, HttpExchange, HttpRequest, HttpResponse, Locator, Payload,
+    SseBody, SseEvent, StdioMessage, Timestamp,
 };
 use crate::sse::{Budget, Events};
+use rec::{json_kind, scalar, Members, Part, Record, Reply, K};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::io::{self, BufRead};
 use std::sync::Arc;
+
+mod rec;
 
 /// What a JSONL input held, by kind of line, so the caller can tell an MCP log with
 /// bad lines (a problem) from a file with no MCP record at all (not an input).
@@ -97,6 +99,7 @@ pub fn read(reader: &mut impl BufRead, limits: &Limits, sink: &mut dyn Sink) -> 
 const FOREIGN: &str = "not a recognised record: expected an HTTP exchange record (\"request\"/\"response\"), a transcript message (\"dir\" + \"msg\") or a JSON-RPC message (\"jsonrpc\")";
 
 /// Why a line is not a record.
+#[cfg_attr(test, derive(Debug, PartialEq))]
 enum Rejected {
     /// Not a JSON object at all.
     NotJson(String),
@@ -157,6 +160,7 @@ fn trim_line(b: &[u8]) -> &[u8] {
 }
 
 #[allow(clippy::large_enum_variant)] // one per line, moved straight into the sink
+#[cfg_attr(test, derive(Debug, PartialEq))]
 enum Line {
     Payload(Payload),
     /// A line of a client log (Claude Code, Codex, OpenTelemetry), read with state.
@@ -165,31 +169,18 @@ enum Line {
     Foreign,
 }
 
-/// A JSON object read shallowly: each member kept as its raw JSON text. Bodies (the
-/// bulk of a log) are then unescaped once, never built into a `Value` tree.
-type Obj<'a> = HashMap<Cow<'a, str>, &'a RawValue>;
-
-fn shallow(text: &str) -> Option<Obj<'_>> {
-    if !text.trim_start().starts_with('{') {
-        return None;
-    }
-    serde_json::from_str(text).ok()
+/// A raw member that is a JSON string, unescaped.
+fn raw_str(m: &Members, k: K) -> Option<String> {
+    rec::string(m.get(k)?).map(Cow::into_owned)
 }
 
-fn raw_str(o: &Obj, key: &str) -> Option<String> {
-    serde_json::from_str::<String>(o.get(key)?.get()).ok()
-}
-
-fn raw_value(o: &Obj, key: &str) -> Option<Value> {
-    serde_json::from_str(o.get(key)?.get()).ok()
-}
-
-fn raw_timestamp(o: &Obj, keys: &[&str]) -> Option<Timestamp> {
+fn raw_timestamp(m: &Members, keys: &[K]) -> Option<Timestamp> {
     keys.iter().find_map(|k| {
-        let raw = o.get(*k)?.get().trim();
-        match raw.as_bytes().first() {
-            Some(b'"') => Timestamp::parse(&serde_json::from_str::<String>(raw).ok()?),
-            Some(b'-' | b'0'..=b'9') => Timestamp::parse(raw),
+        let raw = m.get(*k)?;
+        let text = raw.get().trim();
+        match text.as_bytes().first() {
+            Some(b'"') => Timestamp::parse(&rec::string(raw)?),
+            Some(b'-' | b'0'..=b'9') => Timestamp::parse(text),
             _ => None,
         }
     })
@@ -197,19 +188,30 @@ fn raw_timestamp(o: &Obj, keys: &[&str]) -> Option<Timestamp> {
 
 /// A body as logged: a string (unescaped), or JSON logged as a JSON value rather
 /// than as text (kept as written); `null` is no body.
-fn raw_body(raw: Option<&&RawValue>) -> Option<String> {
-    let text = raw?.get().trim();
+fn raw_body(raw: Option<&RawValue>) -> Option<String> {
+    let raw = raw?;
+    let text = raw.get().trim();
     if text == "null" {
         return None;
     }
     if text.starts_with('"') {
-        return serde_json::from_str::<String>(text).ok();
+        return rec::string(raw).map(Cow::into_owned);
     }
     Some(text.to_owned())
 }
 
 fn parse_line(text: &str, budget: Budget) -> Result<Line, Rejected> {
-    let Some(obj) = shallow(text) else {
+    read_record(text, rec::record(text), budget)
+}
+
+/// A line as `record` read it (`None`: not a JSON object).
+fn read_record(text: &str, record: Option<Record>, budget: Budget) -> Result<Line, Rejected> {
+    let Some(Record {
+        top,
+        request,
+        response,
+    }) = record
+    else {
         // Not a JSON object: say exactly what it is.
         let value: Value = serde_json::from_str(text).map_err(|e| {
             Rejected::NotJson(format!(
@@ -222,32 +224,29 @@ fn parse_line(text: &str, budget: Budget) -> Result<Line, Rejected> {
             json_kind(&value)
         )));
     };
-    if obj.contains_key("request") {
-        return http_record(&obj, budget)
+    if let Some(request) = request {
+        return http_record(&top, request, response, budget)
             .map(|x| Line::Payload(Payload::Http(x)))
             .map_err(Rejected::Broken);
     }
-    let msg = obj.get("msg").or_else(|| obj.get("message"));
+    let msg = top.get(K::Msg).or_else(|| top.get(K::Message));
     // A line the process wrote that is not JSON (stdout noise, a crash trace) is
     // recorded as `"raw": text` (or as a string `msg`): it is kept as that text,
     // so the pairer can tell a garbled reply from a missing one.
-    let text_of = |v: &serde_json::value::RawValue| -> Option<String> {
+    let text_of = |v: &RawValue| -> Option<String> {
         let t = v.get().trim_start();
         if t.starts_with('{') || t.starts_with('[') {
             Some(v.get().to_owned())
         } else if t.starts_with('"') {
-            serde_json::from_str::<String>(v.get()).ok()
+            rec::string(v).map(Cow::into_owned)
         } else {
             None
         }
     };
-    let line_text = msg.and_then(|m| text_of(m)).or_else(|| {
-        obj.get("raw")
-            .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
-    });
-    if let (Some(json), Some(dir)) = (line_text, obj.get("dir").or_else(|| obj.get("direction"))) {
-        let dir_value: Value = serde_json::from_str(dir.get()).unwrap_or(Value::Null);
-        let dir = parse_direction(&dir_value).ok_or_else(|| {
+    let line_text = msg.and_then(text_of).or_else(|| raw_str(&top, K::Raw));
+    if let (Some(json), Some(dir)) = (line_text, top.get(K::Dir).or_else(|| top.get(K::Direction)))
+    {
+        let dir = parse_direction(rec::string(dir).as_deref()).ok_or_else(|| {
             Rejected::Broken(format!(
                 "\"dir\" is {}; expected \"c2s\" or \"s2c\"",
                 dir.get()
@@ -256,11 +255,11 @@ fn parse_line(text: &str, budget: Budget) -> Result<Line, Rejected> {
         return Ok(Line::Payload(Payload::Stdio(StdioMessage {
             dir: Some(dir),
             json,
-            ts: raw_timestamp(&obj, &["ts", "timestamp", "time"]),
+            ts: raw_timestamp(&top, &[K::Ts, K::Timestamp, K::Time]),
             logged_by_client: false,
         })));
     }
-    if is_jsonrpc(&obj) {
+    if is_jsonrpc(&top) {
         return Ok(Line::Payload(Payload::Stdio(StdioMessage {
             dir: None,
             json: text.to_owned(),
@@ -277,29 +276,17 @@ fn parse_line(text: &str, budget: Budget) -> Result<Line, Rejected> {
     Ok(Line::Foreign)
 }
 
-fn json_kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-fn is_jsonrpc(obj: &Obj) -> bool {
-    let has = |k: &str| obj.contains_key(k);
+fn is_jsonrpc(obj: &Members) -> bool {
     let method_is_string = obj
-        .get("method")
+        .get(K::Method)
         .is_some_and(|m| m.get().trim_start().starts_with('"'));
-    has("jsonrpc")
-        || (has("id") && (has("result") || has("error")))
-        || (method_is_string && (has("params") || has("id")))
+    obj.has(K::Jsonrpc)
+        || (obj.has(K::Id) && (obj.has(K::Result) || obj.has(K::Error)))
+        || (method_is_string && (obj.has(K::Params) || obj.has(K::Id)))
 }
 
-fn parse_direction(v: &Value) -> Option<Direction> {
-    match v.as_str()?.to_ascii_lowercase().as_str() {
+fn parse_direction(v: Option<&str>) -> Option<Direction> {
+    match v?.to_ascii_lowercase().as_str() {
         "c2s" | "client" | "client_to_server" | "send" | "sent" | "out" | "outgoing"
         | "request" | ">" | "->" => Some(Direction::ClientToServer),
         "s2c" | "server" | "server_to_client" | "recv" | "received" | "in" | "incoming"
@@ -316,56 +303,6 @@ fn timestamp(obj: &Map<String, Value>, keys: &[&str]) -> Option<Timestamp> {
     })
 }
 
-fn headers(v: Option<&Value>) -> Result<Headers, String> {
-    let mut h = Headers::default();
-    match v {
-        None | Some(Value::Null) => {}
-        Some(Value::Object(map)) => {
-            for (name, value) in map {
-                match value {
-                    Value::Array(values) => {
-                        for v in values {
-                            h.push(name.clone(), scalar(v));
-                        }
-                    }
-                    other => h.push(name.clone(), scalar(other)),
-                }
-            }
-        }
-        Some(Value::Array(list)) => {
-            for entry in list {
-                match entry {
-                    Value::Array(pair) if pair.len() == 2 => {
-                        h.push(scalar(&pair[0]), scalar(&pair[1]))
-                    }
-                    Value::Object(o) if o.contains_key("name") => h.push(
-                        scalar(o.get("name").unwrap_or(&Value::Null)),
-                        scalar(o.get("value").unwrap_or(&Value::Null)),
-                    ),
-                    other => {
-                        return Err(format!("a header entry is {other}; expected [name, value]"))
-                    }
-                }
-            }
-        }
-        Some(other) => {
-            return Err(format!(
-                "headers are a JSON {}; expected an object or a list of [name, value]",
-                json_kind(other)
-            ))
-        }
-    }
-    Ok(h)
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
 /// A body as logged: a string, or JSON logged as a JSON value rather than text.
 fn body_text(v: Option<&Value>) -> Option<String> {
     match v? {
@@ -375,23 +312,26 @@ fn body_text(v: Option<&Value>) -> Option<String> {
     }
 }
 
-fn http_record(obj: &Obj, budget: Budget) -> Result<HttpExchange, String> {
-    let req = obj
-        .get("request")
-        .and_then(|r| shallow(r.get()))
-        .ok_or("\"request\" is not an object")?;
-    let ts = raw_timestamp(obj, &["ts", "timestamp", "time", "started_at"]);
+fn http_record(
+    top: &Members,
+    req: Option<Part>,
+    response: Reply,
+    budget: Budget,
+) -> Result<HttpExchange, String> {
+    let req = req.ok_or("\"request\" is not an object")?;
+    let ts = raw_timestamp(top, &[K::Ts, K::Timestamp, K::Time, K::StartedAt]);
     let request = HttpRequest {
-        method: raw_str(&req, "method").unwrap_or_else(|| "POST".to_owned()),
-        url: raw_str(&req, "url")
-            .or_else(|| raw_str(&req, "path"))
+        method: raw_str(&req.members, K::Method).unwrap_or_else(|| "POST".to_owned()),
+        url: raw_str(&req.members, K::Url)
+            .or_else(|| raw_str(&req.members, K::Path))
             .unwrap_or_default(),
-        headers: headers(raw_value(&req, "headers").as_ref())
-            .map_err(|e| format!("request {e}"))?,
-        body: raw_body(req.get("body")).unwrap_or_default().into_bytes(),
-        ts: raw_timestamp(&req, &["ts"]).or(ts),
+        headers: req.headers.map_err(|e| format!("request {e}"))?,
+        body: raw_body(req.members.get(K::Body))
+            .unwrap_or_default()
+            .into_bytes(),
+        ts: raw_timestamp(&req.members, &[K::Ts]).or(ts),
     };
-    let end_field = raw_str(obj, "end");
+    let end_field = raw_str(top, K::End);
     let end = match end_field.as_deref() {
         Some(s) => End::parse(s).ok_or_else(|| {
             format!("\"end\" is \"{s}\"; expected complete, closed, client_closed, reset, capture_ended or truncated")
@@ -400,21 +340,16 @@ fn http_record(obj: &Obj, budget: Budget) -> Result<HttpExchange, String> {
     };
     // A recorder that says who closed a stream ("closed_by": "client") says the
     // client gave up: in 2026-07-28 that is how a call is cancelled.
-    let end = match (end, raw_str(obj, "closed_by").as_deref()) {
+    let end = match (end, raw_str(top, K::ClosedBy).as_deref()) {
         (End::Closed | End::Reset, Some("client")) => End::ClientClosed,
         (end, _) => end,
     };
-    let recorder_note = raw_str(obj, "error").or_else(|| raw_str(obj, "note"));
-    let response = match obj.get("response").map(|r| r.get().trim()) {
-        None | Some("null") => None,
-        Some(r) if r.starts_with('{') => {
-            let resp = shallow(r).ok_or("\"response\" is not a readable object")?;
-            Some(http_response(&resp, obj, budget)?)
-        }
-        Some(other) => {
-            let kind = serde_json::from_str::<Value>(other)
-                .map(|v| json_kind(&v))
-                .unwrap_or("value");
+    let recorder_note = raw_str(top, K::Error).or_else(|| raw_str(top, K::Note));
+    let response = match response {
+        Reply::Absent => None,
+        Reply::Object(resp) => Some(http_response(resp, top, budget)?),
+        Reply::Unreadable => return Err("\"response\" is not a readable object".to_owned()),
+        Reply::Other(kind) => {
             return Err(format!(
                 "\"response\" is a JSON {kind}; expected an object or null"
             ));
@@ -430,26 +365,41 @@ fn http_record(obj: &Obj, budget: Budget) -> Result<HttpExchange, String> {
         request,
         response,
         end,
-        end_ts: raw_timestamp(obj, &["end_ts", "ended_at"]),
+        end_ts: raw_timestamp(top, &[K::EndTs, K::EndedAt]),
         recorder_note,
         tcp: None,
     })
 }
 
-fn http_response(resp: &Obj, record: &Obj, budget: Budget) -> Result<HttpResponse, String> {
-    let status = match raw_value(resp, "status") {
-        Some(Value::Number(n)) => n.as_u64().filter(|s| *s <= 999),
-        Some(Value::String(s)) => s.trim().parse::<u64>().ok().filter(|s| *s <= 999),
+/// `status` as a number or a numeric string, at most 999.
+fn status(raw: Option<&RawValue>) -> Option<u16> {
+    let text = raw?.get();
+    // The usual plain number, without building a `Value` (JSON has no leading zeros,
+    // so up to three digits is at most 999).
+    if (1..=3).contains(&text.len()) && text.bytes().all(|b| b.is_ascii_digit()) {
+        return text.parse().ok();
+    }
+    match serde_json::from_str::<Value>(text).ok()? {
+        Value::Number(n) => n.as_u64().filter(|s| *s <= 999),
+        Value::String(s) => s.trim().parse::<u64>().ok().filter(|s| *s <= 999),
         _ => None,
     }
-    .ok_or("response \"status\" is missing or not an HTTP status number")? as u16;
-    let headers =
-        headers(raw_value(resp, "headers").as_ref()).map_err(|e| format!("response {e}"))?;
-    let body = if let Some(events) = raw_value(resp, "events") {
+    .map(|s| s as u16)
+}
+
+fn http_response(resp: Part, record: &Members, budget: Budget) -> Result<HttpResponse, String> {
+    let m = resp.members;
+    let status = status(m.get(K::Status))
+        .ok_or("response \"status\" is missing or not an HTTP status number")?;
+    let headers = resp.headers.map_err(|e| format!("response {e}"))?;
+    let events = m
+        .get(K::Events)
+        .and_then(|raw| serde_json::from_str::<Value>(raw.get()).ok());
+    let body = if let Some(events) = events {
         Body::Sse(events_body(&events, budget)?)
     } else {
-        match raw_body(resp.get("body")) {
-            None if resp.contains_key("body") => Body::Bytes(Vec::new()),
+        match raw_body(m.get(K::Body)) {
+            None if m.has(K::Body) => Body::Bytes(Vec::new()),
             None => Body::NotRecorded,
             Some(text) => super::body_from_recorded(&headers, text.into_bytes(), budget),
         }
@@ -458,7 +408,7 @@ fn http_response(resp: &Obj, record: &Obj, budget: Budget) -> Result<HttpRespons
         status,
         headers,
         body,
-        ts: raw_timestamp(resp, &["ts"]).or_else(|| raw_timestamp(record, &["response_ts"])),
+        ts: raw_timestamp(&m, &[K::Ts]).or_else(|| raw_timestamp(record, &[K::ResponseTs])),
     })
 }
 
@@ -602,5 +552,225 @@ mod tests {
         };
         assert_eq!(s.events.len(), 2);
         assert_eq!(s.events[1].data, "x");
+    }
+
+    /// A line read in one pass, and the same line read the old way (member by member
+    /// into a map); `None` when the one-pass reader leaves the line to the old way.
+    fn both_ways(line: &str) -> (Option<Result<Line, Rejected>>, Result<Line, Rejected>) {
+        let budget = Budget::default();
+        let fast = rec::one_pass(line).map(|r| read_record(line, Some(r), budget));
+        (fast, read_record(line, rec::by_map(line), budget))
+    }
+
+    /// Lines the one-pass reader takes, each read as the old reader read it.
+    const PLAIN: &[&str] = &[
+        r#"{"ts":"2026-12-02T17:00:00Z","request":{"method":"POST","url":"http://h/mcp","headers":[["Content-Type","application/json"]],"body":"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"},"response":{"status":200,"headers":{"content-type":"text/event-stream"},"body":"data: {}\n\n"},"end":"closed"}"#,
+        r#"{"timestamp":1764694800,"request":{"path":"/mcp","headers":{"A":["1","2"],"B":null},"body":{"jsonrpc":"2.0","id":1,"method":"x"}},"response":{"status":" 202 ","body":null}}"#,
+        r#"{"time":"1764694800123","request":{"url":"/m","headers":[{"name":"A","value":"1","comment":{}},{"name":"B"}],"body":"caf\u00e9 \ud83d\ude00 \/ \b\f\t\r"},"response":{"status":500,"headers":null,"body":12.50}}"#,
+        r#"{"started_at":"2026-12-02T17:00:00Z","request":{"method":7,"url":null,"ts":"2026-12-02T17:00:01Z"},"response":{"status":200,"ts":"x"},"response_ts":"2026-12-02T17:00:02Z","end_ts":"2026-12-02T17:00:03Z","error":{"a":1},"note":"cut","closed_by":"client","end":"reset"}"#,
+        r#"{"request":{"body":""},"response":null,"ended_at":5}"#,
+        r#"{"request":{},"response":{"status":200,"events":[{"data":{"a":1},"id":7,"ts":"2026-12-02T17:00:00Z"},"raw",{"event":"e","data":"d","retry":10}]}}"#,
+        r#"{"request":{},"response":{"status":200,"events":null}}"#,
+        r#"{"request":{"body":"\ud800"},"response":{"status":200,"body":"a\"b"}}"#,
+        r#"{"request":{},"response":{"status":1000}}"#,
+        r#"{"request":{},"response":{"status":200.0}}"#,
+        r#"{"request":{},"end":"sideways"}"#,
+        r#"{"re\u0071uest":{"url":"/esc\u0061ped"},"headers":[1]}"#,
+        r#"{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"},"ts":"2026-12-02T17:00:00Z"}"#,
+        r#"{"direction":"RECV","message":"not json at all","time":1764694800}"#,
+        r#"{"dir":"c2s","raw":"garbled \"reply\""}"#,
+        r#"{"dir":"up","msg":{}}"#,
+        r#"{"dir":7,"msg":"x"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+        r#"{"id":1,"error":{"code":1}}"#,
+        r#"{"method":"x","params":{}}"#,
+        r#"{"method":1,"id":1}"#,
+        r#"{"type":"user","sessionId":"s","message":{}}"#,
+        r#"{"x":1}"#,
+    ];
+
+    /// Lines left to the old reader: the one-pass reader must not take them.
+    const ODD: &[&str] = &[
+        r#"{"ts":"a","ts":"2026-12-02T17:00:00Z","request":{}}"#,
+        r#"{"request":{"url":"/a","url":"/b"}}"#,
+        r#"{"request":{"headers":{"A":"1","B":"2","A":"3"}}}"#,
+        r#"{"request":{"headers":{"A":[]}}}"#,
+        r#"{"request":{"headers":[{"name":"A","name":"B"}]}}"#,
+        r#"{"request":{"headers":[["A",1]]}}"#,
+        r#"{"request":{"headers":{"A":true}}}"#,
+        r#"{"request":{"headers":[["A","1","2"]]}}"#,
+        r#"{"request":{"headers":[["A"]]}}"#,
+        r#"{"request":{"headers":[{"value":"1"}]}}"#,
+        r#"{"request":{"headers":7}}"#,
+        r#"{"request":{"headers":[["A","\ud800"]]}}"#,
+        r#"{"request":["POST","/mcp"]}"#,
+        r#"{"request":null}"#,
+        r#"{"request":"POST /mcp"}"#,
+        r#"{"request":{},"response":"200 OK"}"#,
+        r#"{"request":{},"response":[200]}"#,
+        r#"{"request":{},"request":{"url":"/b"}}"#,
+        r#"{"request":{"headers":null,"headers":[]}}"#,
+        r#"{"jsonrpc":"2.0","response":3}"#,
+    ];
+
+    #[test]
+    fn one_pass_reads_as_the_map_reader_did() {
+        for line in PLAIN {
+            let (fast, old) = both_ways(line);
+            let fast = fast.unwrap_or_else(|| panic!("not read in one pass: {line}"));
+            assert_eq!(fast, old, "{line}");
+        }
+        for line in ODD {
+            let (fast, old) = both_ways(line);
+            assert!(fast.is_none(), "read in one pass: {line}");
+            assert_eq!(parse_line(line, Budget::default()), old, "{line}");
+        }
+    }
+
+    #[test]
+    fn odd_shapes_keep_their_old_wording() {
+        let said = |line: &str| match parse_line(line, Budget::default()) {
+            Err(Rejected::Broken(m) | Rejected::NotJson(m)) => m,
+            other => panic!("{line}: {other:?}"),
+        };
+        assert_eq!(said(r#"{"request":null}"#), "\"request\" is not an object");
+        assert_eq!(
+            said(r#"{"request":{},"response":[200]}"#),
+            "\"response\" is a JSON array; expected an object or null"
+        );
+        assert_eq!(
+            said(r#"{"request":{"headers":7}}"#),
+            "request headers are a JSON number; expected an object or a list of [name, value]"
+        );
+        assert_eq!(
+            said(r#"{"request":{"headers":[["A"]]}}"#),
+            "request a header entry is [\"A\"]; expected [name, value]"
+        );
+        let Ok(Line::Payload(Payload::Http(x))) = parse_line(
+            r#"{"request":{"headers":{"A":"1","B":"2","A":"3"}}}"#,
+            Budget::default(),
+        ) else {
+            panic!("http")
+        };
+        // A repeated name keeps its first place and its last value, as a JSON map does.
+        assert_eq!(
+            x.request.headers.0,
+            [("A".into(), "3".into()), ("B".into(), "2".into())]
+        );
+    }
+
+    #[test]
+    fn names_match_their_keys() {
+        for k in rec::K::ALL {
+            if matches!(k, rec::K::Request | rec::K::Response) {
+                continue; // read as objects, not kept raw
+            }
+            let line = format!(r#"{{"{}":1}}"#, k.name());
+            assert!(rec::one_pass(&line).expect("read").top.has(k), "{k:?}");
+        }
+    }
+
+    fn member() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let values = prop::sample::select(vec![
+            r#""x""#,
+            r#""2026-12-02T17:00:00Z""#,
+            "1764694800",
+            "null",
+            "{}",
+            "[]",
+            "true",
+            "1.5",
+            "200",
+            r#"" 404 ""#,
+            r#""a\"b\\c\u00e9\ud83d\ude00""#,
+            r#""\ud800""#,
+            r#""c2s""#,
+            r#""closed""#,
+            r#""client""#,
+            r#"[["A","1"],["b",null]]"#,
+            r#"{"A":"1","B":["2","3"]}"#,
+            r#"{"A":"1","A":"2"}"#,
+            r#"[{"name":"n","value":"v","x":1}]"#,
+            r#"[["A",1]]"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
+            r#"[{"data":"d"},"e"]"#,
+        ]);
+        let keys = prop::sample::select(vec![
+            "request",
+            "response",
+            "ts",
+            "timestamp",
+            "time",
+            "started_at",
+            "end",
+            "closed_by",
+            "error",
+            "note",
+            "end_ts",
+            "ended_at",
+            "response_ts",
+            "msg",
+            "message",
+            "raw",
+            "dir",
+            "direction",
+            "jsonrpc",
+            "id",
+            "result",
+            "method",
+            "params",
+            "url",
+            "path",
+            "body",
+            "status",
+            "events",
+            "headers",
+            "other",
+            "re\\u0071uest",
+        ]);
+        let object = |members: Vec<(&str, String)>| {
+            let inner: Vec<String> = members
+                .into_iter()
+                .map(|(k, v)| format!("\"{k}\":{v}"))
+                .collect();
+            format!("{{{}}}", inner.join(","))
+        };
+        let leaf = (keys.clone(), values.clone()).prop_map(|(k, v)| (k, v.to_owned()));
+        let part = proptest::collection::vec(leaf.clone(), 0..6).prop_map(object);
+        let nested = (keys, part).prop_map(|(k, v)| (k, v));
+        let any = prop_oneof![3 => leaf, 2 => nested];
+        proptest::collection::vec(any, 0..8).prop_map(object)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig { cases: 2000, ..Default::default() })]
+
+        /// Whatever members a line has, in whatever order or repetition, the one-pass
+        /// reader reads it as the map reader does, or leaves it to it.
+        #[test]
+        fn one_pass_agrees_with_the_map_reader(line in member()) {
+            let (fast, old) = both_ways(&line);
+            if let Some(fast) = fast {
+                proptest::prop_assert_eq!(&fast, &old, "{}", line);
+            }
+            proptest::prop_assert_eq!(parse_line(&line, Budget::default()), old, "{}", line);
+        }
+
+        /// Strings unescape as serde_json unescapes them.
+        #[test]
+        fn strings_unescape_as_serde_json_does(text in "\\PC{0,12}", raw in "[a-z\\\\\"/u0-9dDfF]{0,12}") {
+            let quoted = serde_json::to_string(&text).unwrap();
+            let v: &RawValue = serde_json::from_str(&quoted).unwrap();
+            let got = rec::string(v);
+            proptest::prop_assert_eq!(got.as_deref(), Some(text.as_str()));
+            let quoted = format!("\"{raw}\"");
+            if let Ok(v) = serde_json::from_str::<&RawValue>(&quoted) {
+                proptest::prop_assert_eq!(
+                    rec::string(v).map(Cow::into_owned),
+                    serde_json::from_str::<String>(&quoted).ok()
+                );
+            }
+        }
     }
 }
