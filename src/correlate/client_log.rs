@@ -26,9 +26,11 @@ impl Correlator {
         let Ok(m) = Message::parse(&request.to_string()) else {
             return;
         };
+        let params = m.params_value();
         self.push_call(
             &m,
-            &m.params_value(),
+            &params,
+            super::arguments_of(&params),
             &scope,
             locator.clone(),
             Transport::ClientLog,

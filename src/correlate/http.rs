@@ -11,7 +11,7 @@
 use super::observe::{Observation, Stray};
 use super::{Correlator, RetryOrigin, Scope, ScopeKind, Transport};
 use crate::classify::{classify, Leg, Options};
-use crate::jsonrpc::{self, Id, Item, Kind, Message};
+use crate::jsonrpc::{Id, Item, Kind, Message};
 use crate::model::{Body, End, HttpExchange, Locator, Outcome, Timestamp};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 
@@ -185,7 +185,8 @@ impl Correlator {
             let method = m.method().unwrap_or_default();
             let params = m.params_value();
             self.note_request_meta(&scope, &method, &params, header_version.as_deref());
-            self.check_id_reuse(&scope, m, &method, &params, locator);
+            let arguments = super::arguments_of(&params);
+            self.check_id_reuse(&scope, m, &method, &params, arguments, locator);
             if method == "initialize" {
                 self.note_initialize_result(&scope, m, &resp_items);
             }
@@ -206,7 +207,7 @@ impl Correlator {
                     locator,
                     &x,
                     m,
-                    &params,
+                    (&params, arguments),
                     &scope,
                     &resp_items,
                     req_items.len(),
@@ -228,7 +229,7 @@ impl Correlator {
         locator: &Locator,
         x: &HttpExchange,
         m: &Message,
-        params: &serde_json::Value,
+        (params, arguments): (&serde_json::Value, u128),
         scope: &Scope,
         resp_items: &[Item],
         batch_len: usize,
@@ -259,6 +260,7 @@ impl Correlator {
         self.push_call(
             m,
             params,
+            arguments,
             scope,
             locator.clone(),
             Transport::Http,
@@ -389,14 +391,14 @@ impl Correlator {
         m: &Message,
         method: &str,
         params: &serde_json::Value,
+        arguments: u128,
         locator: &Locator,
     ) {
         let Some(id) = m.id.clone() else { return };
-        let key = super::fnv64(&format!(
-            "{}\u{0}{}",
-            params.get("name").and_then(|n| n.as_str()).unwrap_or(""),
-            jsonrpc::canonical_json(params.get("arguments").unwrap_or(&serde_json::Value::Null))
-        ));
+        // The same call: the same name and the same canonical arguments.
+        let name = params.get("name").and_then(|n| n.as_str()).unwrap_or("");
+        let key =
+            super::fnv64(name) ^ (arguments as u64) ^ ((arguments >> 64) as u64).rotate_left(17);
         let version = self
             .scopes
             .get(scope)

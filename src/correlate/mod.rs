@@ -546,6 +546,12 @@ struct ListedTool {
     annotations: Option<Value>,
 }
 
+/// The digest of a request's `params.arguments` (absent reads as `null`): computed
+/// once per request, as canonical JSON is the costly part of judging a call.
+pub(super) fn arguments_of(params: &Value) -> u128 {
+    arguments_key(params.get("arguments").unwrap_or(&Value::Null))
+}
+
 fn arguments_key(args: &Value) -> u128 {
     let canon = canonical_json(args);
     let h = |offset: u64| {
@@ -752,6 +758,7 @@ impl Correlator {
         &mut self,
         m: &Message,
         params: &Value,
+        arguments: u128,
         scope: &Scope,
         locator: Locator,
         transport: Transport,
@@ -824,7 +831,7 @@ impl Correlator {
             id,
             method: "tools/call",
             tool,
-            arguments: arguments_key(params.get("arguments").unwrap_or(&Value::Null)),
+            arguments,
             verdict,
             locator,
             transport,

@@ -43,7 +43,8 @@ impl Correlator {
                     let params = msg.params_value();
                     self.note_request_meta(&scope, &method, &params, None);
                     let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
-                    self.check_id_reuse(&scope, &msg, &method, &params, locator);
+                    let arguments = super::arguments_of(&params);
+                    self.check_id_reuse(&scope, &msg, &method, &params, arguments, locator);
                     // The earlier one will never be told apart: close it as unanswered.
                     if let Some(prev) = self.stdio_pending.remove(&id) {
                         self.finish_stdio(prev, None, End::Closed);
@@ -246,9 +247,11 @@ impl Correlator {
                 .notes
                 .push("the client sent notifications/cancelled for this request".to_owned());
         }
+        let params = p.msg.params_value();
         self.push_call(
             &p.msg,
-            &p.msg.params_value(),
+            &params,
+            super::arguments_of(&params),
             &scope,
             p.locator,
             Transport::Stdio,
