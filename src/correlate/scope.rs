@@ -99,6 +99,11 @@ impl Scope {
     }
 
     /// Rewrites the printed text (redaction of a host's credentials); the kind stays.
+    /// The text itself, for a redactor that replaces it whole.
+    pub fn arc_mut(&mut self) -> &mut Arc<str> {
+        &mut self.0
+    }
+
     pub fn map_text(&mut self, f: impl FnOnce(&mut String)) {
         let mut s = self.0.to_string();
         f(&mut s);

@@ -347,6 +347,7 @@ pub fn write_json(report: &Report, w: &mut dyn Write) -> io::Result<()> {
 pub struct Spool {
     input: String,
     redactor: Redactor,
+    memo: crate::report::redact::Memo,
     memory: Vec<u8>,
     file: Option<std::fs::File>,
     /// The first error writing the file, reported when the spool is read.
@@ -361,6 +362,7 @@ impl Spool {
         Spool {
             input: redactor.text(input).into_owned(),
             redactor,
+            memo: Default::default(),
             memory: Vec::new(),
             file: None,
             error: None,
@@ -398,7 +400,7 @@ impl Spool {
 impl crate::correlate::CallSink for Spool {
     fn call(&mut self, mut call: Call) {
         drop_unprinted(&mut call);
-        self.redactor.call(&mut call);
+        self.redactor.call(&mut call, &mut self.memo);
         // Writing to a Vec cannot fail; a record that cannot serialize is a bug.
         let _ = serde_json::to_writer(&mut self.memory, &call_rec(&self.input, &call));
         self.memory.push(b'\n');

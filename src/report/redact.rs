@@ -28,7 +28,7 @@ use crate::correlate::{short_hash, Call};
 use aho_corasick::AhoCorasick;
 use serde_json::Value;
 use std::borrow::Cow;
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 /// What a removed secret is replaced with.
 pub const MARK: &str = "[REDACTED]";
@@ -401,7 +401,7 @@ impl Redactor {
     /// in `Mcp-Session-Id` headers are also replaced wherever else they appear.
     /// Redacts one call on its own (streamed output), knowing only its own session
     /// id: the one it most often repeats in its notes and timeline.
-    pub fn call(&self, c: &mut Call) {
+    pub fn call(&self, c: &mut Call, memo: &mut Memo) {
         if !self.enabled {
             return;
         }
@@ -423,12 +423,28 @@ impl Redactor {
             ),
             None => (Default::default(), Vec::new()),
         };
-        Known {
+        let known = Known {
             inner: *self,
             simple,
             complex,
+        };
+        // The shared strings (scope, endpoint, tool, peers, version) are the same
+        // `Arc`s call after call: each is redacted once per session id.
+        let session = session.as_deref().unwrap_or("");
+        memo.arc(c.scope.arc_mut(), session, |s| known.arc(s));
+        memo.arc(&mut c.endpoint, session, |s| known.arc(s));
+        for a in [
+            &mut c.tool,
+            &mut c.protocol_version,
+            &mut c.client,
+            &mut c.server,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            memo.arc(a, session, |s| known.arc(s));
         }
-        .call(c);
+        known.call_rest(c);
     }
 
     pub fn report(&self, report: &mut Report) {
@@ -464,6 +480,40 @@ impl Redactor {
 }
 
 /// A redactor that also knows the session ids of the report being redacted.
+/// Shared strings already redacted, with the session id they were redacted for:
+/// a few entries, compared by pointer, each holding its `Arc` so no other string
+/// can take its address.
+#[derive(Debug, Default)]
+pub struct Memo {
+    entries: Vec<(Arc<str>, Box<str>, Arc<str>)>,
+    next: usize,
+}
+
+/// Entries a `Memo` keeps: more than the shared strings of one call.
+const MEMO_ENTRIES: usize = 32;
+
+impl Memo {
+    fn arc(&mut self, s: &mut Arc<str>, session: &str, redact: impl FnOnce(&mut Arc<str>)) {
+        let hit = self
+            .entries
+            .iter()
+            .find(|(from, sid, _)| Arc::ptr_eq(from, s) && **sid == *session);
+        if let Some((_, _, to)) = hit {
+            *s = Arc::clone(to);
+            return;
+        }
+        let from = Arc::clone(s);
+        redact(s);
+        let entry = (from, session.into(), Arc::clone(s));
+        if self.entries.len() < MEMO_ENTRIES {
+            self.entries.push(entry);
+        } else {
+            self.entries[self.next] = entry;
+            self.next = (self.next + 1) % MEMO_ENTRIES;
+        }
+    }
+}
+
 struct Known<'a> {
     inner: Redactor,
     /// Session ids made only of id characters (UUIDs, hex: what SDKs mint), found
@@ -548,12 +598,17 @@ impl Known<'_> {
     }
 
     fn call(&self, c: &mut Call) {
-        c.scope.map_text(|s| self.string(s));
+        self.arc(c.scope.arc_mut());
         self.arc(&mut c.endpoint);
         self.arc_option(&mut c.tool);
         self.arc_option(&mut c.protocol_version);
         self.arc_option(&mut c.client);
         self.arc_option(&mut c.server);
+        self.call_rest(c);
+    }
+
+    /// Every string of a call but the shared ones (`Arc`s) `call` takes first.
+    fn call_rest(&self, c: &mut Call) {
         self.option(&mut c.request_state);
         self.option(&mut c.returned_state);
         if let Some(t) = &mut c.timeline {
@@ -1151,6 +1206,40 @@ fn by_shape(s: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_memo_reuses_a_redaction_only_for_the_same_string_and_session() {
+        let mut memo = Memo::default();
+        let mut calls = 0;
+        let shared: Arc<str> = "tool-for-session-abcdefgh".into();
+        let mut redact = |session: &str, s: &mut Arc<str>, calls: &mut i32| {
+            *calls += 1;
+            *s = s.replace(session, "session:x").into();
+        };
+        for (session, expect_calls, expect) in [
+            ("abcdefgh", 1, "tool-for-session-session:x"),
+            ("abcdefgh", 1, "tool-for-session-session:x"),
+            // Another session: the same string is redacted again, for it.
+            ("zzzzzzzz", 2, "tool-for-session-abcdefgh"),
+            ("abcdefgh", 2, "tool-for-session-session:x"),
+        ] {
+            let mut s = Arc::clone(&shared);
+            memo.arc(&mut s, session, |s| redact(session, s, &mut calls));
+            assert_eq!((calls, &*s), (expect_calls, expect));
+        }
+        // The same text in another allocation is not taken for the shared one.
+        let mut other: Arc<str> = "tool-for-session-abcdefgh".into();
+        memo.arc(&mut other, "abcdefgh", |s| {
+            redact("abcdefgh", s, &mut calls)
+        });
+        assert_eq!(calls, 3);
+        // However many strings pass, the memo stays small.
+        for i in 0..1000 {
+            let mut s: Arc<str> = format!("s{i}").into();
+            memo.arc(&mut s, "", |_| {});
+        }
+        assert_eq!(memo.entries.len(), MEMO_ENTRIES);
+    }
 
     fn r(s: &str) -> String {
         Redactor::default().text(s).into_owned()
