@@ -1212,7 +1212,7 @@ mod tests {
         let mut memo = Memo::default();
         let mut calls = 0;
         let shared: Arc<str> = "tool-for-session-abcdefgh".into();
-        let mut redact = |session: &str, s: &mut Arc<str>, calls: &mut i32| {
+        let redact = |session: &str, s: &mut Arc<str>, calls: &mut i32| {
             *calls += 1;
             *s = s.replace(session, "session:x").into();
         };
