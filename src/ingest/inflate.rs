@@ -2,7 +2,10 @@
 //! pushed as they arrive) and HAR bodies a recorder left compressed (one slice).
 //! Output leaves in slices of at most `SLICE` input bytes' worth and stops at the room
 //! left in the body's cap, so a deflate bomb costs the cap, never its expansion.
-//! `flate2` does the decoding; only the cap and the slicing are written here.
+//! `flate2` does the decoding. Written here: the cap, the slicing, and gzip's member
+//! framing (RFC 1952: header, trailer CRC and length) around a raw deflate decoder
+//! that is reset and reused, since setting up a fresh decoder for every small gzip
+//! body cost more than decoding it.
 
 use std::io::{self, Write};
 
@@ -70,7 +73,7 @@ impl Write for Room {
 enum Dec {
     /// `deflate` before its first byte.
     Unknown,
-    Gzip(Box<flate2::write::MultiGzDecoder<Room>>),
+    Gzip(Box<Gzip>),
     Zlib(Box<flate2::write::ZlibDecoder<Room>>),
     Raw(Box<flate2::write::DeflateDecoder<Room>>),
     Stopped,
@@ -103,7 +106,7 @@ impl Inflater {
             left: cap,
         };
         let dec = match coding {
-            Coding::Gzip => Dec::Gzip(Box::new(flate2::write::MultiGzDecoder::new(room()))),
+            Coding::Gzip => Dec::Gzip(Box::new(Gzip::new())),
             Coding::Zlib => Dec::Zlib(Box::new(flate2::write::ZlibDecoder::new(room()))),
             Coding::Deflate => Dec::Unknown,
         };
@@ -139,7 +142,10 @@ impl Inflater {
         for piece in input.chunks(SLICE) {
             let res = match &mut self.dec {
                 Dec::Unknown | Dec::Stopped => return Ok(()),
-                Dec::Gzip(d) => step(d.as_mut(), piece, |d| d.get_mut()),
+                Dec::Gzip(d) => {
+                    let left = self.cap - self.produced;
+                    d.push(piece, left)
+                }
                 Dec::Zlib(d) => step(d.as_mut(), piece, |d| d.get_mut()),
                 Dec::Raw(d) => step(d.as_mut(), piece, |d| d.get_mut()),
             };
@@ -164,6 +170,229 @@ impl Inflater {
             }
         }
         Ok(())
+    }
+}
+
+// Raw deflate decoders set free by finished bodies, for the next body on this
+// thread: a fresh one zeroes its 32 KiB window and tables first.
+thread_local! {
+    static SPARE: std::cell::RefCell<Vec<flate2::Decompress>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+const SPARE_MAX: usize = 8;
+
+fn raw_decoder() -> flate2::Decompress {
+    SPARE
+        .with(|s| s.borrow_mut().pop())
+        .unwrap_or_else(|| flate2::Decompress::new(false))
+}
+
+/// Where a gzip stream is.
+enum Part {
+    /// Header bytes so far (a header may come split over many pushes).
+    Header(Vec<u8>),
+    Body,
+    /// Trailer bytes so far: CRC-32 and length, 8 bytes.
+    Trailer(Vec<u8>),
+}
+
+/// Gzip members one after another (RFC 1952 §2.2), each a header, raw deflate data
+/// and a trailer whose CRC and length are checked, as `flate2`'s multi-member
+/// decoder does. Written here so the deflate decoder can be reused.
+struct Gzip {
+    part: Part,
+    inflate: Option<flate2::Decompress>,
+    crc: flate2::Crc,
+    out: Vec<u8>,
+}
+
+const HEADER_INVALID: &str = "invalid gzip header";
+
+impl Gzip {
+    fn new() -> Gzip {
+        Gzip {
+            part: Part::Header(Vec::new()),
+            inflate: None,
+            crc: flate2::Crc::new(),
+            out: Vec::new(),
+        }
+    }
+}
+
+impl Drop for Gzip {
+    fn drop(&mut self) {
+        if let Some(mut d) = self.inflate.take() {
+            d.reset(false);
+            SPARE.with(|s| {
+                let mut s = s.borrow_mut();
+                if s.len() < SPARE_MAX {
+                    s.push(d);
+                }
+            });
+        }
+    }
+}
+
+impl Gzip {
+    /// Decodes `input`; returns its output (at most `left` bytes) and whether it
+    /// stopped: at the cap (`StorageFull`, as `Room` says it) or on bad data.
+    fn push(&mut self, mut input: &[u8], left: u64) -> (Vec<u8>, io::Result<()>) {
+        let mut out = std::mem::take(&mut self.out);
+        out.clear();
+        let res = self.run(&mut input, left, &mut out);
+        (out, res)
+    }
+
+    fn run(&mut self, input: &mut &[u8], left: u64, out: &mut Vec<u8>) -> io::Result<()> {
+        let invalid = |m: &str| io::Error::new(io::ErrorKind::InvalidInput, m.to_owned());
+        // The decoder may hold output it had no room for; it is drained even when
+        // the input is all taken, or the end of the member would go unseen.
+        let mut more = false;
+        while !input.is_empty() || more {
+            more = false;
+            match &mut self.part {
+                Part::Header(h) => {
+                    // Bytes enough for any header but a huge name or extra field go
+                    // in at once; a header is parsed again as each push adds bytes.
+                    let take = input.len().min(64 << 10);
+                    h.extend_from_slice(&input[..take]);
+                    match header_len(h) {
+                        Header::Short if h.len() > 1 << 20 => {
+                            return Err(invalid("gzip header field too long"));
+                        }
+                        Header::Short => *input = &input[take..],
+                        Header::Invalid => return Err(invalid(HEADER_INVALID)),
+                        Header::Len(n) => {
+                            // What followed the header in this push is body.
+                            let extra = h.len() - n;
+                            *input = &input[take - extra..];
+                            self.part = Part::Body;
+                            self.crc.reset();
+                            match &mut self.inflate {
+                                Some(d) => d.reset(false),
+                                None => self.inflate = Some(raw_decoder()),
+                            }
+                        }
+                    }
+                }
+                Part::Body => {
+                    let Some(d) = self.inflate.as_mut() else {
+                        return Err(invalid("corrupt deflate stream"));
+                    };
+                    let room = usize::try_from(left - out.len() as u64).unwrap_or(usize::MAX);
+                    if room == 0 {
+                        return Err(io::Error::new(io::ErrorKind::StorageFull, "body cap"));
+                    }
+                    let start = out.len();
+                    let had_input = !input.is_empty();
+                    // Output space for this step: bounded so a bomb costs its cap.
+                    out.reserve(room.min((input.len() * 4).clamp(8 << 10, 1 << 20)));
+                    let before = d.total_in();
+                    let status = d
+                        .decompress_vec(input, out, flate2::FlushDecompress::None)
+                        .map_err(|_| invalid("corrupt deflate stream"))?;
+                    let used = (d.total_in() - before) as usize;
+                    *input = &input[used..];
+                    self.crc.update(&out[start..]);
+                    if out.len() - start > room {
+                        out.truncate(start + room);
+                        return Err(io::Error::new(io::ErrorKind::StorageFull, "body cap"));
+                    }
+                    match status {
+                        flate2::Status::StreamEnd => self.part = Part::Trailer(Vec::new()),
+                        _ if used == 0 && out.len() == start && had_input => {
+                            // No progress at all with input and room: the data is wrong.
+                            return Err(invalid("corrupt deflate stream"));
+                        }
+                        _ => more = out.len() == out.capacity(),
+                    }
+                }
+                Part::Trailer(t) => {
+                    let take = input.len().min(8 - t.len());
+                    t.extend_from_slice(&input[..take]);
+                    *input = &input[take..];
+                    if t.len() == 8 {
+                        let crc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
+                        let len = u32::from_le_bytes([t[4], t[5], t[6], t[7]]);
+                        if crc != self.crc.sum() || len != self.crc.amount() {
+                            return Err(invalid(
+                                "corrupt gzip stream does not have a matching checksum",
+                            ));
+                        }
+                        // Whatever follows must be another member.
+                        self.part = Part::Header(Vec::new());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+enum Header {
+    /// More bytes are needed.
+    Short,
+    Invalid,
+    /// The header is this many bytes.
+    Len(usize),
+}
+
+/// The length of the gzip header at the start of `h` (RFC 1952 §2.3).
+fn header_len(h: &[u8]) -> Header {
+    const FHCRC: u8 = 2;
+    const FEXTRA: u8 = 4;
+    const FNAME: u8 = 8;
+    const FCOMMENT: u8 = 16;
+    let Some(fixed) = h.get(..10) else {
+        // A wrong first byte is wrong however many follow.
+        let magic = [0x1f, 0x8b, 8];
+        return if h.iter().zip(magic).all(|(a, b)| *a == b) {
+            Header::Short
+        } else {
+            Header::Invalid
+        };
+    };
+    if fixed[..3] != [0x1f, 0x8b, 8] {
+        return Header::Invalid;
+    }
+    let flags = fixed[3];
+    // The reserved flag bits must be zero (§2.3.1.2).
+    if flags & 0xe0 != 0 {
+        return Header::Invalid;
+    }
+    let mut at = 10;
+    if flags & FEXTRA != 0 {
+        let Some(len) = h.get(at..at + 2) else {
+            return Header::Short;
+        };
+        at += 2 + usize::from(u16::from_le_bytes([len[0], len[1]]));
+    }
+    for flag in [FNAME, FCOMMENT] {
+        if flags & flag != 0 {
+            let Some(rest) = h.get(at..) else {
+                return Header::Short;
+            };
+            match memchr::memchr(0, rest) {
+                Some(end) => at += end + 1,
+                None => return Header::Short,
+            }
+        }
+    }
+    if flags & FHCRC != 0 {
+        let Some(sum) = h.get(at..at + 2) else {
+            return Header::Short;
+        };
+        let mut crc = flate2::Crc::new();
+        crc.update(&h[..at]);
+        if u16::from_le_bytes([sum[0], sum[1]]) != crc.sum() as u16 {
+            return Header::Invalid;
+        }
+        at += 2;
+    }
+    if h.len() < at {
+        Header::Short
+    } else {
+        Header::Len(at)
     }
 }
 
@@ -247,6 +476,107 @@ mod tests {
         let (out, res) = inflate_all(&bomb, Coding::Gzip, 10);
         assert_eq!(out.len(), 10);
         assert_eq!(res, Err(Stop::Cap(10)));
+    }
+
+    /// flate2's own multi-member decoder, the reference, finished so that the last
+    /// member's trailer is checked too. A cut stream is no error for `Inflater`
+    /// (the body's framing says whether it was cut), so it is none here.
+    fn reference(wire: &[u8]) -> (Vec<u8>, bool) {
+        let mut d = flate2::write::MultiGzDecoder::new(Vec::new());
+        let ok = d.write_all(wire).and_then(|()| d.flush()).is_ok();
+        let finished = d.try_finish();
+        let cut = matches!(&finished, Err(e) if e.to_string() == "incomplete deflate stream"
+            || e.kind() == io::ErrorKind::UnexpectedEof);
+        (d.get_ref().clone(), ok && (finished.is_ok() || cut))
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+        #[test]
+        fn gzip_framing_decodes_as_flate2_does(
+            members in proptest::collection::vec(
+                (proptest::collection::vec(0u8..4, 0..3000), 0u8..8), 1..4),
+            cuts in proptest::collection::vec(1usize..600, 1..20),
+            flip in proptest::option::of((0usize..4000, 1u8..=255)),
+        ) {
+            let mut wire = Vec::new();
+            let mut data = Vec::new();
+            for (i, (bytes, opts)) in members.iter().enumerate() {
+                let mut b = flate2::GzBuilder::new();
+                if opts & 1 != 0 { b = b.filename(format!("member-{i}.json")); }
+                if opts & 2 != 0 { b = b.comment("a comment"); }
+                if opts & 4 != 0 { b = b.extra(vec![7u8; 300]); }
+                let mut e = b.write(Vec::new(), Compression::new(u32::from(opts % 10)));
+                e.write_all(bytes).unwrap();
+                wire.extend(e.finish().unwrap());
+                data.extend_from_slice(bytes);
+            }
+            if let Some((at, x)) = flip {
+                let at = at % wire.len();
+                wire[at] ^= x;
+            }
+            let (want, want_ok) = reference(&wire);
+            let mut inf = Inflater::new(Coding::Gzip, u64::MAX);
+            let (mut got, mut ok, mut at, mut i) = (Vec::new(), true, 0, 0);
+            while at < wire.len() && ok {
+                let n = cuts[i % cuts.len()].min(wire.len() - at);
+                ok = inf.push(&wire[at..at + n], &mut |s| got.extend_from_slice(s)).is_ok();
+                at += n;
+                i += 1;
+            }
+            // A stream cut inside a trailer is an error to flate2 and, like any
+            // cut, none to a body decoder (the body's framing tells of the cut).
+            let cut_trailer = matches!(&inf.dec, Dec::Gzip(g) if matches!(g.part, Part::Trailer(_)));
+            proptest::prop_assert_eq!(ok, want_ok || cut_trailer);
+            if ok {
+                proptest::prop_assert_eq!(&got, &want);
+                if flip.is_none() {
+                    proptest::prop_assert_eq!(&got, &data);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_header_crc_is_checked_and_trailing_bytes_must_be_a_member() {
+        // FHCRC set: the CRC-16 of the header (RFC 1952 §2.3.1).
+        let body = gzip(b"hello");
+        let mut header = body[..10].to_vec();
+        header[3] |= 2;
+        let mut crc = flate2::Crc::new();
+        crc.update(&header);
+        let mut wire = header.clone();
+        wire.extend((crc.sum() as u16).to_le_bytes());
+        wire.extend_from_slice(&body[10..]);
+        assert_eq!(
+            inflate_all(&wire, Coding::Gzip, 1 << 20),
+            (b"hello".to_vec(), Ok(()))
+        );
+        let at = wire.len() - body.len() + 10 - 1;
+        wire[at] ^= 1;
+        assert!(matches!(
+            inflate_all(&wire, Coding::Gzip, 1 << 20).1,
+            Err(Stop::Invalid(_))
+        ));
+        let mut padded = gzip(b"x");
+        padded.extend([0, 0, 0]);
+        let (out, res) = inflate_all(&padded, Coding::Gzip, 1 << 20);
+        assert_eq!(out, b"x");
+        assert_eq!(
+            res,
+            Err(Stop::Invalid(
+                "gzip body does not decode: invalid gzip header".to_owned()
+            ))
+        );
+    }
+
+    #[test]
+    fn decoders_are_reused_across_bodies() {
+        for _ in 0..3 * SPARE_MAX {
+            assert_eq!(inflate_all(&gzip(b"abc"), Coding::Gzip, 100).0, b"abc");
+        }
+        let spare = SPARE.with(|s| s.borrow().len());
+        assert!((1..=SPARE_MAX).contains(&spare), "{spare}");
     }
 
     #[test]
