@@ -117,6 +117,24 @@ pub(super) fn scope_of(x: &HttpExchange) -> Scope {
     Scope::http(host_of(&x.request.url), 1)
 }
 
+impl Correlator {
+    /// `scope_of`, remembering the last session's scope: the exchanges of a session
+    /// mostly come one after another, and its scope text need not be made again.
+    fn scope_of(&mut self, x: &HttpExchange) -> Scope {
+        let session = x.request.headers.get("mcp-session-id");
+        if let (Some(id), Some((last, scope))) = (session, &self.last_session) {
+            if **last == *id {
+                return scope.clone();
+            }
+        }
+        let scope = scope_of(x);
+        if let Some(id) = session {
+            self.last_session = Some((id.into(), scope.clone()));
+        }
+        scope
+    }
+}
+
 fn sse_event_ids(x: &HttpExchange) -> impl Iterator<Item = &str> {
     let events = match x.response.as_ref().map(|r| &r.body) {
         Some(Body::Sse(s)) => s.events.as_slice(),
@@ -137,7 +155,7 @@ impl Correlator {
         req_items: Vec<Item>,
         resp_items: Vec<Item>,
     ) {
-        let mut scope = scope_of(&x);
+        let mut scope = self.scope_of(&x);
         if scope.kind() == ScopeKind::Http {
             // Without sessions, each `initialize` starts a new client's id space (a
             // restarted client counts from 0 again; that is no id reuse).

@@ -388,6 +388,8 @@ pub struct Correlator {
     /// The last `tools/list` result learned from, byte for byte: a server answers
     /// every session with the same list, and the same bytes again teach nothing.
     last_tools_list: Option<Box<str>>,
+    /// The last request's `Mcp-Session-Id` and its scope (`http::scope_of`).
+    last_session: Option<(Box<str>, Scope)>,
     /// stdio: client requests waiting for a response, by id.
     stdio_pending: HashMap<Id, PendingStdio>,
     /// stdio: server requests waiting for the client's response.
