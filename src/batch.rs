@@ -647,6 +647,8 @@ pub fn analyse_input(input: &Input, config: &Config) -> Result<(Format, Analysis
 /// the same order, so the output is the one-thread output.
 struct Pipelined {
     batch: Vec<Piped>,
+    /// Body bytes in `batch`.
+    batch_bytes: usize,
     tx: Option<std::sync::mpsc::SyncSender<Vec<Piped>>>,
     worker: Option<std::thread::JoinHandle<Analysis>>,
 }
@@ -658,9 +660,31 @@ enum Piped {
 }
 
 /// Exchanges per batch, and batches in flight: enough to keep both threads busy,
-/// few enough that the queue holds a few MB at most.
+/// few enough that the queue holds a few MB at most. A batch also ends at
+/// `PIPE_BYTES` of bodies, so large tool results cannot fill the queue with
+/// gigabytes (`PIPE_DEPTH` batches of 64 one-megabyte results would be 1 GB).
 const PIPE_BATCH: usize = 64;
 const PIPE_DEPTH: usize = 16;
+const PIPE_BYTES: usize = 1 << 20;
+
+/// The bytes an exchange carries in its bodies (what a batch's size is counted in).
+fn body_bytes(x: &crate::model::Exchange) -> usize {
+    use crate::model::{Body, Payload};
+    let body = |b: &Body| match b {
+        Body::NotRecorded => 0,
+        Body::Bytes(v) => v.len(),
+        Body::Sse(s) => usize::try_from(s.bytes).unwrap_or(usize::MAX),
+    };
+    match &x.payload {
+        Payload::Http(h) => h
+            .request
+            .body
+            .len()
+            .saturating_add(h.response.as_ref().map_or(0, |r| body(&r.body))),
+        Payload::Stdio(m) => m.json.len(),
+        Payload::ClientLog(_) => 0,
+    }
+}
 
 impl Pipelined {
     fn new(mut correlator: Correlator) -> Pipelined {
@@ -680,14 +704,18 @@ impl Pipelined {
         });
         Pipelined {
             batch: Vec::with_capacity(PIPE_BATCH),
+            batch_bytes: 0,
             tx: Some(tx),
             worker: Some(worker),
         }
     }
 
     fn push(&mut self, p: Piped) {
+        if let Piped::Exchange(x, _) = &p {
+            self.batch_bytes = self.batch_bytes.saturating_add(body_bytes(x));
+        }
         self.batch.push(p);
-        if self.batch.len() >= PIPE_BATCH {
+        if self.batch.len() >= PIPE_BATCH || self.batch_bytes >= PIPE_BYTES {
             self.flush();
         }
     }
@@ -696,6 +724,7 @@ impl Pipelined {
         if self.batch.is_empty() {
             return;
         }
+        self.batch_bytes = 0;
         let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(PIPE_BATCH));
         // A closed channel means the worker panicked; `finish` reports it.
         if let Some(tx) = &self.tx {
@@ -774,4 +803,43 @@ pub fn analyse_reader(
     let mut sink = correlator("", config);
     let format = ingest::ingest_with_keys(reader, &config.limits, &config.tls_keys, &mut sink)?;
     Ok((format, sink.finish()))
+}
+
+#[cfg(test)]
+mod pipe_tests {
+    use super::*;
+    use crate::model::{Body, Exchange, HttpExchange, HttpResponse, Locator, Payload};
+
+    fn exchange(response_bytes: usize) -> Exchange {
+        Exchange {
+            locator: Locator::Entry { entry: 1 },
+            payload: Payload::Http(HttpExchange {
+                response: Some(HttpResponse {
+                    status: 200,
+                    body: Body::Bytes(vec![b' '; response_bytes]),
+                    ..HttpResponse::default()
+                }),
+                ..HttpExchange::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn a_batch_ends_at_its_bytes_as_well_as_its_count() {
+        use ingest::Sink;
+        let mut p = Pipelined::new(Correlator::new());
+        // Large results: a batch holds about a megabyte of them, not 64.
+        for i in 1..=5 {
+            p.exchange(exchange(400 << 10));
+            assert!(p.batch.len() < 3, "after {i}: {} waiting", p.batch.len());
+            assert!(p.batch_bytes < PIPE_BYTES);
+        }
+        // Small ones: up to the count.
+        for _ in 0..PIPE_BATCH - 1 {
+            p.exchange(exchange(10));
+        }
+        assert!(!p.batch.is_empty() && p.batch.len() < PIPE_BATCH);
+        let a = p.finish();
+        assert_eq!(a.exchanges, 5 + PIPE_BATCH as u64 - 1);
+    }
 }
