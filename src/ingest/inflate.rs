@@ -207,6 +207,9 @@ struct Gzip {
 }
 
 const HEADER_INVALID: &str = "invalid gzip header";
+/// The largest gzip header read: the fixed part, an extra field of its largest
+/// size (64 KiB) and a file name and comment of a few KiB.
+const MAX_HEADER: usize = 80 << 10;
 
 impl Gzip {
     fn new() -> Gzip {
@@ -252,12 +255,12 @@ impl Gzip {
             more = false;
             match &mut self.part {
                 Part::Header(h) => {
-                    // Bytes enough for any header but a huge name or extra field go
-                    // in at once; a header is parsed again as each push adds bytes.
-                    let take = input.len().min(64 << 10);
+                    // A header is parsed again as each push adds bytes, so its size
+                    // is capped: a name fed one byte per segment stays cheap.
+                    let take = input.len().min(MAX_HEADER + 1 - h.len().min(MAX_HEADER));
                     h.extend_from_slice(&input[..take]);
                     match header_len(h) {
-                        Header::Short if h.len() > 1 << 20 => {
+                        Header::Short if h.len() > MAX_HEADER => {
                             return Err(invalid("gzip header field too long"));
                         }
                         Header::Short => *input = &input[take..],
@@ -567,6 +570,38 @@ mod tests {
             Err(Stop::Invalid(
                 "gzip body does not decode: invalid gzip header".to_owned()
             ))
+        );
+    }
+
+    #[test]
+    fn a_header_fed_a_byte_at_a_time_is_capped() {
+        // FNAME set and never ended: refused at the cap, however it arrives.
+        let mut wire = vec![0x1f, 0x8b, 8, 8, 0, 0, 0, 0, 0, 3];
+        wire.extend(std::iter::repeat_n(b'a', 200 << 10));
+        let mut inf = Inflater::new(Coding::Gzip, 1 << 20);
+        let mut res = Ok(());
+        for b in wire.chunks(1) {
+            res = inf.push(b, &mut |_| {});
+            if res.is_err() {
+                break;
+            }
+        }
+        assert_eq!(
+            res,
+            Err(Stop::Invalid(
+                "gzip body does not decode: gzip header field too long".to_owned()
+            ))
+        );
+        // A name of a few KiB is read.
+        let mut named = Vec::new();
+        let mut e = flate2::GzBuilder::new()
+            .filename("n".repeat(4000))
+            .write(&mut named, Compression::default());
+        e.write_all(b"body").unwrap();
+        e.finish().unwrap();
+        assert_eq!(
+            inflate_all(&named, Coding::Gzip, 100),
+            (b"body".to_vec(), Ok(()))
         );
     }
 
