@@ -41,6 +41,28 @@ impl<'a, C: Deserialize<'a>> ResultView<'a, C> {
     }
 }
 
+/// The visitor methods for JSON's scalars (but strings), each answering `$v`: the
+/// views below pass over any value they do not look into.
+macro_rules! scalars_are {
+    ($t:ty, $v:expr) => {
+        fn visit_bool<E>(self, _: bool) -> Result<$t, E> {
+            Ok($v)
+        }
+        fn visit_i64<E>(self, _: i64) -> Result<$t, E> {
+            Ok($v)
+        }
+        fn visit_u64<E>(self, _: u64) -> Result<$t, E> {
+            Ok($v)
+        }
+        fn visit_f64<E>(self, _: f64) -> Result<$t, E> {
+            Ok($v)
+        }
+        fn visit_unit<E>(self) -> Result<$t, E> {
+            Ok($v)
+        }
+    };
+}
+
 impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Content<'a>, D::Error> {
         struct V<'a>(PhantomData<&'a ()>);
@@ -67,21 +89,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
             fn visit_str<E>(self, _: &str) -> Result<Content<'a>, E> {
                 Ok(Content::NotArray)
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Content<'a>, E> {
-                Ok(Content::NotArray)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Content<'a>, E> {
-                Ok(Content::NotArray)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Content<'a>, E> {
-                Ok(Content::NotArray)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Content<'a>, E> {
-                Ok(Content::NotArray)
-            }
-            fn visit_unit<E>(self) -> Result<Content<'a>, E> {
-                Ok(Content::NotArray)
-            }
+            scalars_are!(Content<'a>, Content::NotArray);
         }
         d.deserialize_any(V(PhantomData))
     }
@@ -128,21 +136,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for BlockText<'a> {
             fn visit_str<E>(self, _: &str) -> Result<BlockText<'a>, E> {
                 Ok(BlockText(None))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<BlockText<'a>, E> {
-                Ok(BlockText(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<BlockText<'a>, E> {
-                Ok(BlockText(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<BlockText<'a>, E> {
-                Ok(BlockText(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<BlockText<'a>, E> {
-                Ok(BlockText(None))
-            }
-            fn visit_unit<E>(self) -> Result<BlockText<'a>, E> {
-                Ok(BlockText(None))
-            }
+            scalars_are!(BlockText<'a>, BlockText(None));
         }
         d.deserialize_any(V(PhantomData))
     }
@@ -171,21 +165,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
             fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<MaybeStr<'a>, A::Error> {
                 skip_seq(seq).map(|()| MaybeStr(None))
             }
-            fn visit_bool<E>(self, _: bool) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr(None))
-            }
-            fn visit_unit<E>(self) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr(None))
-            }
+            scalars_are!(MaybeStr<'a>, MaybeStr(None));
         }
         d.deserialize_any(V(PhantomData))
     }
