@@ -388,6 +388,8 @@ pub struct Correlator {
     /// The last `tools/list` result learned from, byte for byte: a server answers
     /// every session with the same list, and the same bytes again teach nothing.
     last_tools_list: Option<Box<str>>,
+    /// Tools listed past `MAX_TOOLS` names, whose annotations were not kept.
+    tools_unkept: u64,
     /// The last request's `Mcp-Session-Id` and its scope (`http::scope_of`).
     last_session: Option<(Box<str>, Scope)>,
     /// stdio: client requests waiting for a response, by id.
@@ -575,6 +577,9 @@ pub(crate) fn fnv64(text: &str) -> u64 {
 const MAX_LISTED: usize = 1000;
 /// Distinct shared strings (scopes, endpoints, tools) kept for sharing.
 const MAX_INTERNED: usize = 1 << 14;
+/// Tool names whose annotations are kept: far more than any server lists, and a
+/// bound on what lists from many sessions (or a hostile input) can add.
+const MAX_TOOLS: usize = 1 << 14;
 
 /// A stable 8-hex-digit hash, so a session can be followed without printing its id.
 pub fn short_hash(text: &str) -> String {
@@ -743,14 +748,18 @@ impl Correlator {
             };
             let a = t.annotations.as_ref();
             let flag = |k: &str| a.and_then(|a| a.get(k)).and_then(Value::as_bool);
-            self.annotations.insert(
-                name.to_owned(),
-                Annotations {
-                    read_only: flag("readOnlyHint"),
-                    destructive: flag("destructiveHint"),
-                    idempotent: flag("idempotentHint"),
-                },
-            );
+            let learned = Annotations {
+                read_only: flag("readOnlyHint"),
+                destructive: flag("destructiveHint"),
+                idempotent: flag("idempotentHint"),
+            };
+            if let Some(known) = self.annotations.get_mut(name.as_str()) {
+                *known = learned;
+            } else if self.annotations.len() < MAX_TOOLS {
+                self.annotations.insert(name.to_owned(), learned);
+            } else {
+                self.tools_unkept += 1;
+            }
         }
         true
     }
@@ -973,6 +982,17 @@ impl Correlator {
     /// Ends the input: closes what is still open and runs the cross-call rules.
     pub fn finish(mut self) -> Analysis {
         self.flush_stdio_pending(End::CaptureEnded);
+        if self.tools_unkept > 0 {
+            self.out.notices.push(Problem::of(
+                Level::Notice,
+                Kind::Cap,
+                Locator::Input,
+                format!(
+                    "cap: {} tools listed after {MAX_TOOLS} tool names were known kept no annotations (their calls are judged without readOnlyHint, destructiveHint or idempotentHint; a fixed limit)",
+                    self.tools_unkept
+                ),
+            ));
+        }
         if self.unlisted_problems > 0 {
             self.out.problems.push(Problem::cap(
                 Locator::Input,
@@ -1042,6 +1062,35 @@ mod tool_list_tests {
             let r = serde_json::value::RawValue::from_string(not_a_list.to_owned()).unwrap();
             assert!(!Correlator::new().note_tools(&r), "{not_a_list}");
         }
+    }
+
+    #[test]
+    fn tool_names_past_the_cap_keep_no_annotations_and_are_counted() {
+        let list = |from: usize, n: usize| {
+            let tools: Vec<String> = (from..from + n)
+                .map(|i| format!(r#"{{"name":"t{i}","annotations":{{"readOnlyHint":true}}}}"#))
+                .collect();
+            serde_json::value::RawValue::from_string(format!(
+                r#"{{"tools":[{}]}}"#,
+                tools.join(",")
+            ))
+            .unwrap()
+        };
+        let mut c = Correlator::new();
+        assert!(c.note_tools(&list(0, MAX_TOOLS + 10)));
+        assert_eq!(c.annotations.len(), MAX_TOOLS);
+        assert_eq!(c.tools_unkept, 10);
+        // A known name is still updated past the cap.
+        let again = serde_json::value::RawValue::from_string(
+            r#"{"tools":[{"name":"t0","annotations":{"readOnlyHint":false}}]}"#.to_owned(),
+        )
+        .unwrap();
+        assert!(c.note_tools(&again));
+        assert_eq!(c.annotations["t0"].read_only, Some(false));
+        let a = c.finish();
+        assert_eq!(a.notices.len(), 1, "{:?}", a.notices);
+        assert!(a.notices[0].message.contains("10 tools listed after 16384"));
+        assert!(a.problems.is_empty());
     }
 
     #[test]
