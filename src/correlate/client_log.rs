@@ -26,11 +26,9 @@ impl Correlator {
         let Ok(m) = Message::parse(&request.to_string()) else {
             return;
         };
-        let params = m.params_value();
         self.push_call(
             &m,
-            &params,
-            super::arguments_of(&params),
+            &super::Params::of(&m),
             &scope,
             locator.clone(),
             Transport::ClientLog,

@@ -9,7 +9,7 @@
 //! is classified again with every leg. Only open calls keep bodies.
 
 use super::observe::{Observation, Stray};
-use super::{Correlator, RetryOrigin, Scope, ScopeKind, Transport};
+use super::{Correlator, Params, RetryOrigin, Scope, ScopeKind, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::jsonrpc::{Id, Item, Kind, Message};
 use crate::model::{Body, End, HttpExchange, Locator, Outcome, Timestamp};
@@ -201,10 +201,9 @@ impl Correlator {
             }
             any_request = true;
             let method = m.method().unwrap_or_default();
-            let params = m.params_value();
-            self.note_request_meta(&scope, &method, &params, header_version.as_deref());
-            let arguments = super::arguments_of(&params);
-            self.check_id_reuse(&scope, m, &method, &params, arguments, locator);
+            let params = Params::of(m);
+            self.note_request_meta(&scope, &method, &params.value, header_version.as_deref());
+            self.check_id_reuse(&scope, m, &method, &params, locator);
             if method == "initialize" {
                 self.note_initialize_result(&scope, m, &resp_items);
             }
@@ -225,7 +224,7 @@ impl Correlator {
                     locator,
                     &x,
                     m,
-                    (&params, arguments),
+                    &params,
                     &scope,
                     &resp_items,
                     req_items.len(),
@@ -247,7 +246,7 @@ impl Correlator {
         locator: &Locator,
         x: &HttpExchange,
         m: &Message,
-        (params, arguments): (&serde_json::Value, u128),
+        params: &Params,
         scope: &Scope,
         resp_items: &[Item],
         batch_len: usize,
@@ -278,7 +277,6 @@ impl Correlator {
         self.push_call(
             m,
             params,
-            arguments,
             scope,
             locator.clone(),
             Transport::Http,
@@ -408,15 +406,11 @@ impl Correlator {
         scope: &Scope,
         m: &Message,
         method: &str,
-        params: &serde_json::Value,
-        arguments: u128,
+        params: &Params,
         locator: &Locator,
     ) {
         let Some(id) = m.id.clone() else { return };
-        // The same call: the same name and the same canonical arguments.
-        let name = params.get("name").and_then(|n| n.as_str()).unwrap_or("");
-        let key =
-            super::fnv64(name) ^ (arguments as u64) ^ ((arguments >> 64) as u64).rotate_left(17);
+        let key = params.call_key();
         let version = self
             .scopes
             .get(scope)
@@ -424,8 +418,7 @@ impl Correlator {
         let mut reuse = None;
         if let Some(prev) = self.requests.get(scope).and_then(|s| s.get(&id)) {
             let same_call = &*prev.method == method && prev.key == key;
-            let mrtr =
-                params.get("inputResponses").is_some() || params.get("requestState").is_some();
+            let mrtr = params.is_mrtr_followup();
             // Repeats of the same call are judged by the repeat rules; MRTR by its own.
             let obs = Observation::IdReuse {
                 scope: scope.clone(),

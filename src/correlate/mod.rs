@@ -527,10 +527,37 @@ impl Sink for Correlator {
     }
 }
 
-/// A digest of a call's canonical arguments (two independent 64-bit FNV-1a runs).
-/// `params.name` of a `tools/call`, when a string.
-fn tool_of(params: &Value) -> Option<&str> {
-    params.get("name").and_then(Value::as_str)
+/// A request's `params`, parsed once, with the digest of its canonical arguments
+/// (the costly part of judging a call): the id-reuse check, the repeat rules and
+/// the call record all read them.
+pub(super) struct Params {
+    pub(super) value: Value,
+    /// `arguments_key` of `params.arguments` (absent reads as `null`).
+    pub(super) arguments: u128,
+}
+
+impl Params {
+    pub(super) fn of(m: &Message) -> Params {
+        let value = m.params_value();
+        let arguments = arguments_key(value.get("arguments").unwrap_or(&Value::Null));
+        Params { value, arguments }
+    }
+
+    /// `params.name` of a `tools/call`, when a string.
+    pub(super) fn tool(&self) -> Option<&str> {
+        self.value.get("name").and_then(Value::as_str)
+    }
+
+    /// Equal for two requests of the same call: the same name and arguments.
+    pub(super) fn call_key(&self) -> u64 {
+        let a = self.arguments;
+        fnv64(self.tool().unwrap_or("")) ^ (a as u64) ^ ((a >> 64) as u64).rotate_left(17)
+    }
+
+    /// An MRTR follow-up: it carries `inputResponses` or `requestState`.
+    pub(super) fn is_mrtr_followup(&self) -> bool {
+        self.value.get("inputResponses").is_some() || self.value.get("requestState").is_some()
+    }
 }
 
 /// The members of a `tools/list` result the rules read, borrowed: input schemas are
@@ -550,12 +577,7 @@ struct ListedTool {
     annotations: Option<Value>,
 }
 
-/// The digest of a request's `params.arguments` (absent reads as `null`): computed
-/// once per request, as canonical JSON is the costly part of judging a call.
-pub(super) fn arguments_of(params: &Value) -> u128 {
-    arguments_key(params.get("arguments").unwrap_or(&Value::Null))
-}
-
+/// A digest of a call's canonical arguments (two independent 64-bit FNV-1a runs).
 fn arguments_key(args: &Value) -> u128 {
     let canon = canonical_json(args);
     let h = |offset: u64| {
@@ -768,8 +790,7 @@ impl Correlator {
     fn push_call(
         &mut self,
         m: &Message,
-        params: &Value,
-        arguments: u128,
+        params: &Params,
         scope: &Scope,
         locator: Locator,
         transport: Transport,
@@ -786,8 +807,7 @@ impl Correlator {
         } else {
             None
         };
-        let mrtr_followup =
-            params.get("inputResponses").is_some() || params.get("requestState").is_some();
+        let mrtr_followup = params.is_mrtr_followup();
         let id = m.id.clone().unwrap_or_else(|| Id::from_raw("null"));
         if verdict.outcome == Outcome::ToolSuccess {
             if let Some(text) = verdict
@@ -800,7 +820,7 @@ impl Correlator {
                     scope: scope.clone(),
                     call: self.seq,
                     id: id.clone(),
-                    tool: tool_of(params).unwrap_or_default().to_owned(),
+                    tool: params.tool().unwrap_or_default().to_owned(),
                     locator: locator.clone(),
                     text: text.chars().take(200).collect(),
                 });
@@ -831,7 +851,7 @@ impl Correlator {
             // Filled in by the HTTP and client-log correlators.
             Transport::Http | Transport::ClientLog => "",
         });
-        let tool = tool_of(params).map(|t| self.intern(t));
+        let tool = params.tool().map(|t| self.intern(t));
         let protocol_version = info.protocol_version.as_deref().map(|v| self.intern(v));
         let client = info.client.as_deref().map(|v| self.intern(v));
         let server = info.server.as_deref().map(|v| self.intern(v));
@@ -842,7 +862,7 @@ impl Correlator {
             id,
             method: "tools/call",
             tool,
-            arguments,
+            arguments: params.arguments,
             verdict,
             locator,
             transport,
@@ -857,7 +877,7 @@ impl Correlator {
             retry_after_ms,
             sse_retry_ms,
             mrtr_followup,
-            request_state: params.get("requestState").map(|v| v.to_string()),
+            request_state: params.value.get("requestState").map(|v| v.to_string()),
             returned_state,
             cancelled: false,
             previous: None,

@@ -5,7 +5,7 @@
 //! outstanding is that call's answer unless its real response follows.
 
 use super::observe::{Observation, Stray};
-use super::{Correlator, PendingStdio, Scope, Transport};
+use super::{Correlator, Params, PendingStdio, Scope, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::ingest::Problem;
 use crate::jsonrpc::{Decoded, Id, Item, Kind, Message};
@@ -40,11 +40,10 @@ impl Correlator {
                         self.flush_stdio_pending(End::Closed);
                     }
                     let scope = Scope::stdio(self.stdio_process);
-                    let params = msg.params_value();
-                    self.note_request_meta(&scope, &method, &params, None);
+                    let params = Params::of(&msg);
+                    self.note_request_meta(&scope, &method, &params.value, None);
                     let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
-                    let arguments = super::arguments_of(&params);
-                    self.check_id_reuse(&scope, &msg, &method, &params, arguments, locator);
+                    self.check_id_reuse(&scope, &msg, &method, &params, locator);
                     // The earlier one will never be told apart: close it as unanswered.
                     if let Some(prev) = self.stdio_pending.remove(&id) {
                         self.finish_stdio(prev, None, End::Closed);
@@ -247,11 +246,10 @@ impl Correlator {
                 .notes
                 .push("the client sent notifications/cancelled for this request".to_owned());
         }
-        let params = p.msg.params_value();
+        // Parsed again rather than kept for every pending request.
         self.push_call(
             &p.msg,
-            &params,
-            super::arguments_of(&params),
+            &Params::of(&p.msg),
             &scope,
             p.locator,
             Transport::Stdio,

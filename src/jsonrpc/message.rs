@@ -150,14 +150,6 @@ impl Message {
     pub fn error_value(&self) -> Value {
         raw_value(self.error.as_deref())
     }
-
-    /// `params.name` for `tools/call`.
-    pub fn tool_name(&self) -> Option<String> {
-        match self.params_value().get("name") {
-            Some(Value::String(s)) => Some(s.clone()),
-            _ => None,
-        }
-    }
 }
 
 fn raw_value(raw: Option<&RawValue>) -> Value {
