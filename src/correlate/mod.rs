@@ -1003,8 +1003,7 @@ impl Correlator {
     pub fn finish(mut self) -> Analysis {
         self.flush_stdio_pending(End::CaptureEnded);
         if self.tools_unkept > 0 {
-            self.out.notices.push(Problem::of(
-                Level::Notice,
+            self.out.notices.push(Problem::notice(
                 Kind::Cap,
                 Locator::Input,
                 format!(
@@ -1023,8 +1022,7 @@ impl Correlator {
             ));
         }
         if self.unlisted_notices > 0 {
-            self.out.notices.push(Problem::of(
-                Level::Notice,
+            self.out.notices.push(Problem::notice(
                 Kind::Cap,
                 Locator::Input,
                 format!(
