@@ -431,17 +431,7 @@ impl Redactor {
         // The shared strings (scope, endpoint, tool, peers, version) are the same
         // `Arc`s call after call: each is redacted once per session id.
         let session = session.as_deref().unwrap_or("");
-        memo.arc(c.scope.arc_mut(), session, |s| known.arc(s));
-        memo.arc(&mut c.endpoint, session, |s| known.arc(s));
-        for a in [
-            &mut c.tool,
-            &mut c.protocol_version,
-            &mut c.client,
-            &mut c.server,
-        ]
-        .into_iter()
-        .flatten()
-        {
+        for a in shared_strings(c) {
             memo.arc(a, session, |s| known.arc(s));
         }
         known.call_rest(c);
@@ -479,7 +469,6 @@ impl Redactor {
     }
 }
 
-/// A redactor that also knows the session ids of the report being redacted.
 /// Shared strings already redacted, with the session id they were redacted for:
 /// a few entries, compared by pointer, each holding its `Arc` so no other string
 /// can take its address.
@@ -487,6 +476,21 @@ impl Redactor {
 pub struct Memo {
     entries: Vec<(Arc<str>, Box<str>, Arc<str>)>,
     next: usize,
+}
+
+/// The strings a call shares with others of its input (interned `Arc`s): its scope,
+/// endpoint, tool, version and peers.
+fn shared_strings(c: &mut Call) -> impl Iterator<Item = &mut Arc<str>> {
+    [c.scope.arc_mut(), &mut c.endpoint].into_iter().chain(
+        [
+            &mut c.tool,
+            &mut c.protocol_version,
+            &mut c.client,
+            &mut c.server,
+        ]
+        .into_iter()
+        .flatten(),
+    )
 }
 
 /// Entries a `Memo` keeps: more than the shared strings of one call.
@@ -514,6 +518,7 @@ impl Memo {
     }
 }
 
+/// A redactor that also knows the session ids of the report being redacted.
 struct Known<'a> {
     inner: Redactor,
     /// Session ids made only of id characters (UUIDs, hex: what SDKs mint), found
@@ -581,12 +586,6 @@ impl Known<'_> {
         }
     }
 
-    fn arc_option(&self, s: &mut Option<std::sync::Arc<str>>) {
-        if let Some(s) = s {
-            self.arc(s);
-        }
-    }
-
     fn value(&self, v: &mut Value) {
         match v {
             Value::String(s) => self.string(s),
@@ -598,16 +597,13 @@ impl Known<'_> {
     }
 
     fn call(&self, c: &mut Call) {
-        self.arc(c.scope.arc_mut());
-        self.arc(&mut c.endpoint);
-        self.arc_option(&mut c.tool);
-        self.arc_option(&mut c.protocol_version);
-        self.arc_option(&mut c.client);
-        self.arc_option(&mut c.server);
+        for a in shared_strings(c) {
+            self.arc(a);
+        }
         self.call_rest(c);
     }
 
-    /// Every string of a call but the shared ones (`Arc`s) `call` takes first.
+    /// Every string of a call but its `shared_strings`.
     fn call_rest(&self, c: &mut Call) {
         self.option(&mut c.request_state);
         self.option(&mut c.returned_state);
