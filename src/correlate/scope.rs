@@ -98,18 +98,10 @@ impl Scope {
         Scope(interned)
     }
 
-    /// Rewrites the printed text (redaction of a host's credentials); the kind stays.
-    /// The text itself, for a redactor that replaces it whole.
+    /// The printed text, for redaction (a host's credentials, a session id), which
+    /// replaces it whole and leaves the kind's prefix.
     pub fn arc_mut(&mut self) -> &mut Arc<str> {
         &mut self.0
-    }
-
-    pub fn map_text(&mut self, f: impl FnOnce(&mut String)) {
-        let mut s = self.0.to_string();
-        f(&mut s);
-        if *s != *self.0 {
-            self.0 = s.into();
-        }
     }
 }
 

@@ -650,7 +650,7 @@ impl Known<'_> {
                 self.string(&mut p.message);
             }
             for f in &mut a.findings {
-                f.scope.map_text(|s| self.string(s));
+                self.arc(f.scope.arc_mut());
                 self.string(&mut f.detail);
             }
             for c in &mut a.calls {
