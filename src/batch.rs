@@ -747,7 +747,8 @@ impl Pipelined {
 
 impl ingest::Sink for Pipelined {
     fn exchange(&mut self, x: crate::model::Exchange) {
-        // Decoded here, on the reading thread: the correlator's thread is the busier.
+        // Decoded here, on the reading thread: decoding is the one step that can run
+        // on either side, and here it leaves the two threads closest to even.
         let messages = crate::correlate::Messages::of(&x);
         self.push(Piped::Exchange(Box::new(x), messages));
     }

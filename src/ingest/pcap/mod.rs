@@ -753,9 +753,7 @@ impl State {
             ));
         }
         if self.evicted > 1 {
-            self.diags.push(Problem::of(
-                Level::Problem,
-                Kind::Cap,
+            self.diags.push(Problem::cap(
                 Locator::Input,
                 format!("cap: {} TCP connections in all were closed early to stay under {MAX_CONNS} open at once (their open exchanges ended as capture_ended)", self.evicted),
             ));
