@@ -203,10 +203,8 @@ struct Gzip {
     part: Part,
     inflate: Option<flate2::Decompress>,
     crc: flate2::Crc,
-    out: Vec<u8>,
 }
 
-const HEADER_INVALID: &str = "invalid gzip header";
 /// The largest gzip header read: the fixed part, an extra field of its largest
 /// size (64 KiB) and a file name and comment of a few KiB.
 const MAX_HEADER: usize = 80 << 10;
@@ -217,36 +215,18 @@ impl Gzip {
             part: Part::Header(Vec::new()),
             inflate: None,
             crc: flate2::Crc::new(),
-            out: Vec::new(),
         }
     }
-}
 
-impl Drop for Gzip {
-    fn drop(&mut self) {
-        if let Some(mut d) = self.inflate.take() {
-            d.reset(false);
-            SPARE.with(|s| {
-                let mut s = s.borrow_mut();
-                if s.len() < SPARE_MAX {
-                    s.push(d);
-                }
-            });
-        }
-    }
-}
-
-impl Gzip {
     /// Decodes `input`; returns its output (at most `left` bytes) and whether it
     /// stopped: at the cap (`StorageFull`, as `Room` says it) or on bad data.
-    fn push(&mut self, mut input: &[u8], left: u64) -> (Vec<u8>, io::Result<()>) {
-        let mut out = std::mem::take(&mut self.out);
-        out.clear();
-        let res = self.run(&mut input, left, &mut out);
+    fn push(&mut self, input: &[u8], left: u64) -> (Vec<u8>, io::Result<()>) {
+        let mut out = Vec::new();
+        let res = self.run(input, left, &mut out);
         (out, res)
     }
 
-    fn run(&mut self, input: &mut &[u8], left: u64, out: &mut Vec<u8>) -> io::Result<()> {
+    fn run(&mut self, mut input: &[u8], left: u64, out: &mut Vec<u8>) -> io::Result<()> {
         let invalid = |m: &str| io::Error::new(io::ErrorKind::InvalidInput, m.to_owned());
         // The decoder may hold output it had no room for; it is drained even when
         // the input is all taken, or the end of the member would go unseen.
@@ -263,12 +243,12 @@ impl Gzip {
                         Header::Short if h.len() > MAX_HEADER => {
                             return Err(invalid("gzip header field too long"));
                         }
-                        Header::Short => *input = &input[take..],
-                        Header::Invalid => return Err(invalid(HEADER_INVALID)),
+                        Header::Short => input = &input[take..],
+                        Header::Invalid => return Err(invalid("invalid gzip header")),
                         Header::Len(n) => {
                             // What followed the header in this push is body.
                             let extra = h.len() - n;
-                            *input = &input[take - extra..];
+                            input = &input[take - extra..];
                             self.part = Part::Body;
                             self.crc.reset();
                             match &mut self.inflate {
@@ -295,7 +275,7 @@ impl Gzip {
                         .decompress_vec(input, out, flate2::FlushDecompress::None)
                         .map_err(|_| invalid("corrupt deflate stream"))?;
                     let used = (d.total_in() - before) as usize;
-                    *input = &input[used..];
+                    input = &input[used..];
                     self.crc.update(&out[start..]);
                     if out.len() - start > room {
                         out.truncate(start + room);
@@ -313,7 +293,7 @@ impl Gzip {
                 Part::Trailer(t) => {
                     let take = input.len().min(8 - t.len());
                     t.extend_from_slice(&input[..take]);
-                    *input = &input[take..];
+                    input = &input[take..];
                     if t.len() == 8 {
                         let crc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
                         let len = u32::from_le_bytes([t[4], t[5], t[6], t[7]]);
@@ -329,6 +309,20 @@ impl Gzip {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for Gzip {
+    fn drop(&mut self) {
+        if let Some(mut d) = self.inflate.take() {
+            d.reset(false);
+            SPARE.with(|s| {
+                let mut s = s.borrow_mut();
+                if s.len() < SPARE_MAX {
+                    s.push(d);
+                }
+            });
+        }
     }
 }
 
