@@ -555,6 +555,21 @@ mod tests {
             inflate_all(&wire, Coding::Gzip, 1 << 20).1,
             Err(Stop::Invalid(_))
         ));
+        // A trailer that does not match what decoded (RFC 1952 §2.3.1: CRC-32, ISIZE).
+        for at in [8, 1] {
+            let mut bad = gzip(b"checked");
+            let n = bad.len();
+            bad[n - at] ^= 0x40;
+            let (out, res) = inflate_all(&bad, Coding::Gzip, 1 << 20);
+            assert_eq!(out, b"checked");
+            assert_eq!(
+                res,
+                Err(Stop::Invalid(
+                    "gzip body does not decode: corrupt gzip stream does not have a matching checksum"
+                        .to_owned()
+                ))
+            );
+        }
         let mut padded = gzip(b"x");
         padded.extend([0, 0, 0]);
         let (out, res) = inflate_all(&padded, Coding::Gzip, 1 << 20);
