@@ -196,7 +196,7 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
             }
             Scan::Broken(item, outcome, reason) => {
                 ev.terminal_leg = Some(li);
-                ev.excerpt = Some(item.excerpt.clone());
+                ev.excerpt = Some(item.excerpt());
                 ev.notes.push(reason);
                 ev.stray_ids = strays.iter().filter_map(|(_, m)| m.id.clone()).collect();
                 if outcome == Outcome::MalformedJson && leg.end != End::Complete {
@@ -219,7 +219,7 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
         return Verdict::new(Outcome::MalformedJson, ev);
     }
     if let Some((item, msg)) = strays.first() {
-        ev.excerpt = Some(item.excerpt.clone());
+        ev.excerpt = Some(item.excerpt());
         let other = msg
             .id
             .as_ref()
@@ -295,7 +295,7 @@ fn non_2xx(status: u16, req_id: &Id, leg: &Leg<'_>, mut ev: Evidence) -> Verdict
             ev.jsonrpc_code = code;
             ev.error_message = message;
             ev.error_data = data;
-            ev.excerpt = Some(item.excerpt.clone());
+            ev.excerpt = Some(item.excerpt());
             if m.id.as_ref() == Some(req_id) && code.is_some() && m.has_valid_version() {
                 ev.notes.push(format!(
                     "HTTP {status} carried a JSON-RPC error for this id; the status is kept as evidence"
@@ -311,8 +311,8 @@ fn non_2xx(status: u16, req_id: &Id, leg: &Leg<'_>, mut ev: Evidence) -> Verdict
             ));
             return Verdict::new(Outcome::HttpError, ev);
         }
-        if m.result.is_some() {
-            ev.excerpt = Some(item.excerpt.clone());
+        if m.result().is_some() {
+            ev.excerpt = Some(item.excerpt());
             ev.notes.push(format!(
                 "HTTP {status} with a success-looking body: a non-2xx status is a transport failure whatever the body says"
             ));
@@ -320,7 +320,7 @@ fn non_2xx(status: u16, req_id: &Id, leg: &Leg<'_>, mut ev: Evidence) -> Verdict
         }
     }
     if let Some(item) = leg.items.first() {
-        ev.excerpt = Some(item.excerpt.clone());
+        ev.excerpt = Some(item.excerpt());
     }
     ev.notes.push(format!("HTTP {status}"));
     Verdict::new(Outcome::HttpError, ev)
@@ -346,7 +346,7 @@ fn unexpected_media(
         "HTTP {status} with Content-Type {media}: neither application/json nor text/event-stream"
     ));
     if let Some(item) = leg.items.first() {
-        ev.excerpt = Some(item.excerpt.clone());
+        ev.excerpt = Some(item.excerpt());
     }
     // A 2xx whose body is not JSON is a protocol failure (the seed's rule): the
     // Content-Type stays as evidence. A body cut short is still a transport one.
@@ -410,7 +410,7 @@ fn scan<'a>(
                 if malformed.is_none() {
                     *malformed = Some((
                         format!("SSE data where the response should be is not JSON: {err}"),
-                        item.excerpt.clone(),
+                        item.excerpt(),
                     ));
                 }
             }
@@ -435,7 +435,7 @@ fn scan<'a>(
 
 /// `(code, message, data)` of an `error` member that is an object.
 fn error_parts(m: &Message) -> Option<(Option<i64>, Option<String>, Option<Value>)> {
-    m.error.as_ref()?;
+    m.error()?;
     let err = m.error_value();
     let obj = err.as_object()?;
     Some((
@@ -449,23 +449,19 @@ fn error_parts(m: &Message) -> Option<(Option<i64>, Option<String>, Option<Value
 
 /// Envelope then result checks on the response that answers the request.
 fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Verdict {
-    ev.excerpt = Some(item.excerpt.clone());
+    ev.excerpt = Some(item.excerpt());
     if !m.has_valid_version() {
-        let got = m
-            .jsonrpc
-            .as_ref()
-            .map(|v| v.get().to_owned())
-            .unwrap_or_else(|| "absent".into());
+        let got = m.jsonrpc().unwrap_or("absent");
         ev.notes.push(format!("jsonrpc is {got}, not \"2.0\""));
         return Verdict::new(Outcome::InvalidEnvelope, ev);
     }
-    if m.method.is_some() {
+    if m.method_raw().is_some() {
         ev.notes.push(format!(
             "the message with id {req_id} is a request, not a response"
         ));
         return Verdict::new(Outcome::InvalidEnvelope, ev);
     }
-    match (&m.result, &m.error) {
+    match (m.result(), m.error()) {
         (Some(_), Some(_)) => {
             ev.notes
                 .push("the response has both result and error".to_owned());
@@ -498,7 +494,7 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
         }
         (Some(_), None) => {}
     }
-    let Some(raw) = m.result.as_deref() else {
+    let Some(raw) = m.result() else {
         ev.notes.push("result is missing".to_owned());
         return Verdict::new(Outcome::InvalidToolResult, ev);
     };
@@ -513,8 +509,10 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
         Some(r) => match serde_json::from_str::<String>(r.get()) {
             Ok(s) => Some(s),
             Err(_) => {
-                ev.notes
-                    .push(format!("resultType is {}, not a string", short_raw(r)));
+                ev.notes.push(format!(
+                    "resultType is {}, not a string",
+                    short_raw(r.get())
+                ));
                 return Verdict::new(Outcome::InvalidToolResult, ev);
             }
         },
@@ -557,7 +555,7 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
             // Rare: read again, keeping the member's JSON to quote it.
             let other =
                 ResultView::<&serde_json::value::RawValue>::parse(raw).and_then(|v| v.content);
-            let quoted = other.map_or_else(String::new, short_raw);
+            let quoted = other.map_or_else(String::new, |r| short_raw(r.get()));
             ev.notes.push(format!("content is {quoted}, not an array"));
             return Verdict::new(Outcome::InvalidToolResult, ev);
         }
@@ -576,8 +574,8 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
 }
 
 /// A raw JSON member for a note: compact when it is, cut when long.
-fn short_raw(raw: &serde_json::value::RawValue) -> String {
-    crate::jsonrpc::excerpt(raw.get().trim())
+fn short_raw(raw: &str) -> String {
+    crate::jsonrpc::excerpt(raw.trim())
 }
 
 /// Classifies a single Streamable HTTP exchange whose request is a `tools/call`:
@@ -587,7 +585,7 @@ pub fn classify_http(x: &HttpExchange) -> Option<Verdict> {
     let req_items = crate::jsonrpc::decode_request(&x.request.body);
     let request = req_items.iter().find_map(|i| {
         i.message()
-            .filter(|m| m.kind() == Kind::Request && m.method().as_deref() == Some("tools/call"))
+            .filter(|m| m.kind() == Kind::Request && m.method_is("tools/call"))
     })?;
     let items = x
         .response

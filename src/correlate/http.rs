@@ -160,9 +160,8 @@ impl Correlator {
             // Without sessions, each `initialize` starts a new client's id space (a
             // restarted client counts from 0 again; that is no id reuse).
             let initializes = req_items.iter().any(|i| {
-                i.message().is_some_and(|m| {
-                    m.kind() == Kind::Request && m.method().as_deref() == Some("initialize")
-                })
+                i.message()
+                    .is_some_and(|m| m.kind() == Kind::Request && m.method_is("initialize"))
             });
             // Looked up before inserting: this runs for every exchange.
             let n = match self.sessionless_inits.get_mut(&scope) {
@@ -191,7 +190,7 @@ impl Correlator {
             let Some(m) = item.message() else { continue };
             match m.kind() {
                 Kind::Notification => {
-                    if m.method().as_deref() == Some("notifications/cancelled") {
+                    if m.method_is("notifications/cancelled") {
                         self.cancel(&scope, &m.params_value(), x.request.ts);
                     }
                     continue;
@@ -733,7 +732,7 @@ impl Correlator {
             }
             // initialize and tools/list answered on the stream still teach us things.
             for it in &s.items {
-                if let Some(r) = it.message().and_then(|m| m.result.as_deref()) {
+                if let Some(r) = it.message().and_then(Message::result) {
                     self.note_tools(r);
                 }
             }

@@ -723,7 +723,7 @@ impl Correlator {
         let Some(result) = items
             .iter()
             .filter_map(Item::message)
-            .find(|r| r.id == req.id && r.result.is_some())
+            .find(|r| r.id == req.id && r.result().is_some())
             .map(Message::result_value)
         else {
             return;
@@ -741,8 +741,8 @@ impl Correlator {
         let Some(result) = items
             .iter()
             .filter_map(Item::message)
-            .find(|r| r.id == req.id && r.result.is_some())
-            .and_then(|r| r.result.as_deref())
+            .find(|r| r.id == req.id && r.result().is_some())
+            .and_then(Message::result)
         else {
             return;
         };
@@ -751,16 +751,16 @@ impl Correlator {
 
     /// Learns the annotations of the tools a `tools/list` result lists; returns
     /// false when `result` has no `tools` list.
-    fn note_tools(&mut self, result: &serde_json::value::RawValue) -> bool {
+    fn note_tools(&mut self, result: &str) -> bool {
         // Only a list learned from is remembered, and `annotations` changes nowhere
         // else, so the same bytes would write the same entries again.
-        if self.last_tools_list.as_deref() == Some(result.get()) {
+        if self.last_tools_list.as_deref() == Some(result) {
             return true;
         }
-        let Ok(ToolsList { tools: Some(tools) }) = serde_json::from_str(result.get()) else {
+        let Ok(ToolsList { tools: Some(tools) }) = serde_json::from_str(result) else {
             return false;
         };
-        self.last_tools_list = Some(result.get().into());
+        self.last_tools_list = Some(result.into());
         for t in tools {
             let Ok(t) = serde_json::from_str::<ListedTool>(t.get()) else {
                 continue;
@@ -1059,16 +1059,12 @@ mod tool_list_tests {
 
     #[test]
     fn a_tool_list_is_read_leniently_as_through_value() {
-        let result = serde_json::value::RawValue::from_string(
-            r#"{"tools":[1,{"name":5},
+        let result = r#"{"tools":[1,{"name":5},
                 {"name":"a","annotations":{"readOnlyHint":"yes","destructiveHint":true},
                  "inputSchema":{"type":"object","properties":{"x":{"type":"string"}}}},
-                {"name":"b","annotations":null}],"nextCursor":"c"}"#
-                .to_owned(),
-        )
-        .unwrap();
+                {"name":"b","annotations":null}],"nextCursor":"c"}"#;
         let mut c = Correlator::new();
-        assert!(c.note_tools(&result));
+        assert!(c.note_tools(result));
         assert_eq!(c.annotations.len(), 2, "{:?}", c.annotations);
         let a = c.annotations["a"];
         assert_eq!(
@@ -1077,8 +1073,7 @@ mod tool_list_tests {
         );
         assert_eq!(c.annotations["b"].destructive, None);
         for not_a_list in [r#"{"tools":{"a":1}}"#, r#"{"content":[]}"#, "null", "[1]"] {
-            let r = serde_json::value::RawValue::from_string(not_a_list.to_owned()).unwrap();
-            assert!(!Correlator::new().note_tools(&r), "{not_a_list}");
+            assert!(!Correlator::new().note_tools(not_a_list), "{not_a_list}");
         }
     }
 
@@ -1088,22 +1083,15 @@ mod tool_list_tests {
             let tools: Vec<String> = (from..from + n)
                 .map(|i| format!(r#"{{"name":"t{i}","annotations":{{"readOnlyHint":true}}}}"#))
                 .collect();
-            serde_json::value::RawValue::from_string(format!(
-                r#"{{"tools":[{}]}}"#,
-                tools.join(",")
-            ))
-            .unwrap()
+            format!(r#"{{"tools":[{}]}}"#, tools.join(","))
         };
         let mut c = Correlator::new();
         assert!(c.note_tools(&list(0, MAX_TOOLS + 10)));
         assert_eq!(c.annotations.len(), MAX_TOOLS);
         assert_eq!(c.tools_unkept, 10);
         // A known name is still updated past the cap.
-        let again = serde_json::value::RawValue::from_string(
-            r#"{"tools":[{"name":"t0","annotations":{"readOnlyHint":false}}]}"#.to_owned(),
-        )
-        .unwrap();
-        assert!(c.note_tools(&again));
+        let again = r#"{"tools":[{"name":"t0","annotations":{"readOnlyHint":false}}]}"#;
+        assert!(c.note_tools(again));
         assert_eq!(c.annotations["t0"].read_only, Some(false));
         let a = c.finish();
         assert_eq!(a.notices.len(), 1, "{:?}", a.notices);
@@ -1114,10 +1102,7 @@ mod tool_list_tests {
     #[test]
     fn a_list_seen_again_after_another_is_learned_again() {
         let list = |hint: bool| {
-            serde_json::value::RawValue::from_string(format!(
-                r#"{{"tools":[{{"name":"a","annotations":{{"readOnlyHint":{hint}}}}}]}}"#
-            ))
-            .unwrap()
+            format!(r#"{{"tools":[{{"name":"a","annotations":{{"readOnlyHint":{hint}}}}}]}}"#)
         };
         let mut c = Correlator::new();
         for (hint, expect) in [(true, true), (true, true), (false, false), (true, true)] {
@@ -1125,7 +1110,6 @@ mod tool_list_tests {
             assert_eq!(c.annotations["a"].read_only, Some(expect));
         }
         // A result that is no list is not remembered as one.
-        let none = serde_json::value::RawValue::from_string("{}".to_owned()).unwrap();
-        assert!(!c.note_tools(&none) && !c.note_tools(&none));
+        assert!(!c.note_tools("{}") && !c.note_tools("{}"));
     }
 }

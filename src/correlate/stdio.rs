@@ -67,7 +67,7 @@ impl Correlator {
                     }
                 }
                 (Kind::Notification, Direction::ClientToServer) => {
-                    if msg.method().as_deref() == Some("notifications/cancelled") {
+                    if msg.method_is("notifications/cancelled") {
                         if let Some(rid) = msg.params_value().get("requestId") {
                             let rid = Id::from_raw(&rid.to_string());
                             if let Some(p) = self.stdio_pending.get(&rid) {
@@ -98,7 +98,7 @@ impl Correlator {
                     };
                     match key.and_then(|k| self.stdio_pending.remove(&k)) {
                         Some(mut p) => {
-                            if let (true, Some(r)) = (p.method == "tools/list", &msg.result) {
+                            if let (true, Some(r)) = (p.method == "tools/list", msg.result()) {
                                 self.note_tools(r);
                             }
                             if let Some(seen) = self.requests.get_mut(&scope) {
@@ -108,10 +108,8 @@ impl Correlator {
                             }
                             // Its real response came: what was held for it was not.
                             self.release_attributed(&scope, &mut p);
-                            let resp_item = Item {
-                                decoded: Decoded::Message(Box::new(msg)),
-                                ..item.clone()
-                            };
+                            // `msg` is the item's own message.
+                            let resp_item = item.clone();
                             self.stdio_answered.insert(id);
                             self.finish_stdio(p, Some(resp_item), End::Complete);
                         }
@@ -122,10 +120,8 @@ impl Correlator {
                             } else {
                                 self.lone_call().filter(|p| p.attributed.is_none())
                             };
-                            let held_item = Item {
-                                decoded: Decoded::Message(Box::new(msg)),
-                                ..item.clone()
-                            };
+                            // `msg` is the item's own message.
+                            let held_item = item.clone();
                             match held {
                                 Some(p) => p.attributed = Some((held_item, None)),
                                 None => self.observe(Observation::StrayResponse {

@@ -118,9 +118,9 @@ fn describe(item: &Item) -> String {
         Decoded::Message(m) => match m.kind() {
             Kind::Response => {
                 let id = m.id.as_ref().map(|i| i.to_string()).unwrap_or_default();
-                let what = if m.error.is_some() && m.result.is_some() {
+                let what = if m.error().is_some() && m.result().is_some() {
                     "result and error".to_owned()
-                } else if m.error.is_some() {
+                } else if m.error().is_some() {
                     match m.error_value().get("code").and_then(|c| c.as_i64()) {
                         Some(c) => format!("error {c}"),
                         None => "error".to_owned(),

@@ -98,30 +98,110 @@ pub enum Kind {
     Invalid,
 }
 
-/// A JSON-RPC message with its members as raw JSON.
+/// Where a member's raw JSON sits in its message's text.
+type Span = std::ops::Range<usize>;
+
+/// A JSON-RPC message with its members as raw JSON: the message's text is kept once
+/// and each member is a range of it (one allocation per message, not one per member).
 #[derive(Debug, Clone, Default)]
 pub struct Message {
-    pub jsonrpc: Option<Box<RawValue>>,
+    /// The text the message was decoded from, as given to `parse`.
+    text: Box<str>,
+    jsonrpc: Option<Span>,
     /// `None`: no `id` member. `Some(id)` may be `null`.
     pub id: Option<Id>,
-    pub method: Option<Box<RawValue>>,
-    pub params: Option<Box<RawValue>>,
-    pub result: Option<Box<RawValue>>,
-    pub error: Option<Box<RawValue>>,
+    method: Option<Span>,
+    params: Option<Span>,
+    result: Option<Span>,
+    error: Option<Span>,
+}
+
+/// The members as borrowed slices of the text being parsed.
+#[derive(Default)]
+struct Members<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    result: Option<&'a RawValue>,
+    error: Option<&'a RawValue>,
 }
 
 impl Message {
-    /// Parses one JSON object as a message. A syntax error and a value that is not an
-    /// object are told apart by the caller through `serde_json::Error::classify`.
+    /// Parses one JSON object as a message (leading and trailing whitespace allowed).
+    /// A syntax error and a value that is not an object are told apart by the caller
+    /// through `serde_json::Error::classify`.
     pub fn parse(text: &str) -> Result<Message, serde_json::Error> {
-        serde_json::from_str(text)
+        let m: Members = serde_json::from_str(text)?;
+        // Each slice borrows from `text`; its offset is where it starts there.
+        let base = text.as_ptr() as usize;
+        let span = |r: Option<&RawValue>| {
+            r.map(|r| {
+                let start = r.get().as_ptr() as usize - base;
+                start..start + r.get().len()
+            })
+        };
+        Ok(Message {
+            jsonrpc: span(m.jsonrpc),
+            id: m.id.map(|r| Id::from_raw(r.get())),
+            method: span(m.method),
+            params: span(m.params),
+            result: span(m.result),
+            error: span(m.error),
+            text: text.into(),
+        })
+    }
+
+    /// The text the message was decoded from.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    fn member(&self, span: &Option<Span>) -> Option<&str> {
+        span.as_ref().and_then(|s| self.text.get(s.clone()))
+    }
+
+    /// The raw JSON of `jsonrpc`, when present.
+    pub fn jsonrpc(&self) -> Option<&str> {
+        self.member(&self.jsonrpc)
+    }
+
+    /// The raw JSON of `method`, when present.
+    pub fn method_raw(&self) -> Option<&str> {
+        self.member(&self.method)
+    }
+
+    /// The raw JSON of `params`, when present.
+    pub fn params(&self) -> Option<&str> {
+        self.member(&self.params)
+    }
+
+    /// The raw JSON of `result`, when present (`null` is present).
+    pub fn result(&self) -> Option<&str> {
+        self.member(&self.result)
+    }
+
+    /// The raw JSON of `error`, when present.
+    pub fn error(&self) -> Option<&str> {
+        self.member(&self.error)
     }
 
     /// The method name when `method` is a string.
     pub fn method(&self) -> Option<String> {
-        self.method
-            .as_ref()
-            .and_then(|m| serde_json::from_str::<String>(m.get()).ok())
+        self.method_raw()
+            .and_then(|m| serde_json::from_str::<String>(m).ok())
+    }
+
+    /// True when `method` is the string `name`: most are written without escapes and
+    /// compare in place; an escaped one is decoded first.
+    pub fn method_is(&self, name: &str) -> bool {
+        match self.method_raw() {
+            Some(raw) if !raw.contains('\\') => {
+                raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) == Some(name)
+            }
+            Some(_) => self.method().as_deref() == Some(name),
+            None => false,
+        }
     }
 
     pub fn kind(&self) -> Kind {
@@ -135,54 +215,54 @@ impl Message {
 
     /// True when `jsonrpc` is exactly the string `"2.0"`.
     pub fn has_valid_version(&self) -> bool {
-        self.jsonrpc.as_ref().map(|v| v.get().trim()) == Some("\"2.0\"")
+        self.jsonrpc().map(str::trim) == Some("\"2.0\"")
     }
 
     /// `params` parsed, or `Null` when absent or not parseable.
     pub fn params_value(&self) -> Value {
-        raw_value(self.params.as_deref())
+        raw_value(self.params())
     }
 
     pub fn result_value(&self) -> Value {
-        raw_value(self.result.as_deref())
+        raw_value(self.result())
     }
 
     pub fn error_value(&self) -> Value {
-        raw_value(self.error.as_deref())
+        raw_value(self.error())
     }
 }
 
-fn raw_value(raw: Option<&RawValue>) -> Value {
-    raw.and_then(|r| serde_json::from_str(r.get()).ok())
+fn raw_value(raw: Option<&str>) -> Value {
+    raw.and_then(|r| serde_json::from_str(r).ok())
         .unwrap_or(Value::Null)
 }
 
-impl<'de> Deserialize<'de> for Message {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Message, D::Error> {
+impl<'de> Deserialize<'de> for Members<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Members<'de>, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Message;
+            type Value = Members<'de>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a JSON-RPC message object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Message, A::Error> {
-                // Presence matters more than value: `"result": null` is a result.
-                let mut m = Message::default();
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Members<'de>, A::Error> {
+                // Presence matters more than value: `"result": null` is a result. A
+                // member given twice keeps its last value, as serde_json's maps do.
+                let mut m = Members::default();
                 while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    match &*key {
-                        "jsonrpc" => m.jsonrpc = Some(map.next_value()?),
-                        "id" => {
-                            let raw: Box<RawValue> = map.next_value()?;
-                            m.id = Some(Id::from_raw(raw.get()));
-                        }
-                        "method" => m.method = Some(map.next_value()?),
-                        "params" => m.params = Some(map.next_value()?),
-                        "result" => m.result = Some(map.next_value()?),
-                        "error" => m.error = Some(map.next_value()?),
+                    let slot = match &*key {
+                        "jsonrpc" => &mut m.jsonrpc,
+                        "id" => &mut m.id,
+                        "method" => &mut m.method,
+                        "params" => &mut m.params,
+                        "result" => &mut m.result,
+                        "error" => &mut m.error,
                         _ => {
                             map.next_value::<IgnoredAny>()?;
+                            continue;
                         }
-                    }
+                    };
+                    *slot = Some(map.next_value()?);
                 }
                 Ok(m)
             }
@@ -246,10 +326,31 @@ mod tests {
     #[test]
     fn presence_not_value_decides() {
         let m = Message::parse(r#"{"jsonrpc":"2.0","id":1,"result":null,"error":null}"#).unwrap();
-        assert!(m.result.is_some() && m.error.is_some());
+        assert!(m.result().is_some() && m.error().is_some());
         let n = Message::parse(r#"{"jsonrpc":"2.0","method":"notifications/progress"}"#).unwrap();
         assert_eq!(n.kind(), Kind::Notification);
         assert!(n.has_valid_version());
+    }
+
+    #[test]
+    fn members_are_their_raw_text_wherever_they_sit() {
+        let text = " {\"params\": {\"é\":[1, 2]} ,\"x\":{\"result\":0},\"method\":\"tools\\/call\",
+            \"jsonrpc\" : \"2.0\",\"id\":\"\\u0061\",\"error\":null,\"result\":\"ü\"}\n";
+        let m = Message::parse(text).unwrap();
+        assert_eq!(m.text(), text);
+        assert_eq!(m.params(), Some(r#"{"é":[1, 2]}"#));
+        assert_eq!(m.method_raw(), Some(r#""tools\/call""#));
+        assert_eq!(m.jsonrpc(), Some(r#""2.0""#));
+        assert_eq!((m.result(), m.error()), (Some(r#""ü""#), Some("null")));
+        assert_eq!(m.id, Some(Id::string("a")));
+        // An escaped method is decoded before it is compared; a plain one is not.
+        assert!(m.method_is("tools/call") && !m.method_is("tools/list"));
+        let plain = Message::parse(r#"{"method":"initialize","id":1}"#).unwrap();
+        assert!(plain.method_is("initialize") && !plain.method_is("initialized"));
+        assert!(!Message::parse(r#"{"method":1}"#).unwrap().method_is("1"));
+        // The last of a repeated member counts.
+        let twice = Message::parse(r#"{"result":1,"result":[2]}"#).unwrap();
+        assert_eq!(twice.result(), Some("[2]"));
     }
 
     #[test]
@@ -267,7 +368,7 @@ mod tests {
         );
         // The envelope skips the member without recursing; reading inside is refused.
         let m = Message::parse(&deep).expect("envelope");
-        let err = serde_json::from_str::<Value>(m.result.as_ref().unwrap().get()).unwrap_err();
+        let err = serde_json::from_str::<Value>(m.result().unwrap()).unwrap_err();
         assert!(crate::text::describe_json_error(&err).contains("nested more than 128"));
     }
 }

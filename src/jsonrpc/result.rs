@@ -33,11 +33,11 @@ pub enum Content<'a> {
 
 impl<'a, C: Deserialize<'a>> ResultView<'a, C> {
     /// Reads `raw` as a result object; `None` when it is not an object.
-    pub fn parse(raw: &'a RawValue) -> Option<ResultView<'a, C>> {
-        if !raw.get().trim_start().starts_with('{') {
+    pub fn parse(raw: &'a str) -> Option<ResultView<'a, C>> {
+        if !raw.trim_start().starts_with('{') {
             return None;
         }
-        serde_json::from_str(raw.get()).ok()
+        serde_json::from_str(raw).ok()
     }
 }
 
@@ -218,12 +218,12 @@ impl<'de: 'a, 'a, C: Deserialize<'de>> Deserialize<'de> for ResultView<'a, C> {
 mod tests {
     use super::*;
 
-    fn raw(s: &str) -> &RawValue {
-        serde_json::from_str(s).unwrap()
+    fn raw(s: &str) -> &str {
+        serde_json::from_str::<&RawValue>(s).unwrap().get()
     }
 
     fn content(content: &str) -> Option<Content<'static>> {
-        let r = RawValue::from_string(format!(r#"{{"content":{content}}}"#)).unwrap();
+        let r = format!(r#"{{"content":{content}}}"#);
         let text = |c: Content| match c {
             Content::Array { first_text } => Content::Array {
                 first_text: first_text.map(|t| Cow::Owned(t.into_owned())),
@@ -287,7 +287,7 @@ mod tests {
     fn content_that_is_no_array_is_told_and_quoted_from_the_raw_view() {
         for other in [r#"{"text":"not a list"}"#, r#""s""#, "1", "null", "true"] {
             assert_eq!(content(other), Some(Content::NotArray), "{other}");
-            let r = RawValue::from_string(format!(r#"{{"content":{other}}}"#)).unwrap();
+            let r = format!(r#"{{"content":{other}}}"#);
             let quoted = ResultView::<&RawValue>::parse(&r).unwrap().content;
             assert_eq!(quoted.map(RawValue::get), Some(other));
         }
