@@ -196,7 +196,7 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
             }
             Scan::Broken(item, outcome, reason) => {
                 ev.terminal_leg = Some(li);
-                ev.excerpt = Some(item.excerpt());
+                ev.excerpt = Some(item.excerpt.clone());
                 ev.notes.push(reason);
                 ev.stray_ids = strays.iter().filter_map(|(_, m)| m.id.clone()).collect();
                 if outcome == Outcome::MalformedJson && leg.end != End::Complete {
@@ -219,7 +219,7 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
         return Verdict::new(Outcome::MalformedJson, ev);
     }
     if let Some((item, msg)) = strays.first() {
-        ev.excerpt = Some(item.excerpt());
+        ev.excerpt = Some(item.excerpt.clone());
         let other = msg
             .id
             .as_ref()
@@ -295,7 +295,7 @@ fn non_2xx(status: u16, req_id: &Id, leg: &Leg<'_>, mut ev: Evidence) -> Verdict
             ev.jsonrpc_code = code;
             ev.error_message = message;
             ev.error_data = data;
-            ev.excerpt = Some(item.excerpt());
+            ev.excerpt = Some(item.excerpt.clone());
             if m.id.as_ref() == Some(req_id) && code.is_some() && m.has_valid_version() {
                 ev.notes.push(format!(
                     "HTTP {status} carried a JSON-RPC error for this id; the status is kept as evidence"
@@ -312,7 +312,7 @@ fn non_2xx(status: u16, req_id: &Id, leg: &Leg<'_>, mut ev: Evidence) -> Verdict
             return Verdict::new(Outcome::HttpError, ev);
         }
         if m.result().is_some() {
-            ev.excerpt = Some(item.excerpt());
+            ev.excerpt = Some(item.excerpt.clone());
             ev.notes.push(format!(
                 "HTTP {status} with a success-looking body: a non-2xx status is a transport failure whatever the body says"
             ));
@@ -320,7 +320,7 @@ fn non_2xx(status: u16, req_id: &Id, leg: &Leg<'_>, mut ev: Evidence) -> Verdict
         }
     }
     if let Some(item) = leg.items.first() {
-        ev.excerpt = Some(item.excerpt());
+        ev.excerpt = Some(item.excerpt.clone());
     }
     ev.notes.push(format!("HTTP {status}"));
     Verdict::new(Outcome::HttpError, ev)
@@ -346,7 +346,7 @@ fn unexpected_media(
         "HTTP {status} with Content-Type {media}: neither application/json nor text/event-stream"
     ));
     if let Some(item) = leg.items.first() {
-        ev.excerpt = Some(item.excerpt());
+        ev.excerpt = Some(item.excerpt.clone());
     }
     // A 2xx whose body is not JSON is a protocol failure (the seed's rule): the
     // Content-Type stays as evidence. A body cut short is still a transport one.
@@ -410,7 +410,7 @@ fn scan<'a>(
                 if malformed.is_none() {
                     *malformed = Some((
                         format!("SSE data where the response should be is not JSON: {err}"),
-                        item.excerpt(),
+                        item.excerpt.clone(),
                     ));
                 }
             }
@@ -449,7 +449,7 @@ fn error_parts(m: &Message) -> Option<(Option<i64>, Option<String>, Option<Value
 
 /// Envelope then result checks on the response that answers the request.
 fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Verdict {
-    ev.excerpt = Some(item.excerpt());
+    ev.excerpt = Some(item.excerpt.clone());
     if !m.has_valid_version() {
         let got = m.jsonrpc().unwrap_or("absent");
         ev.notes.push(format!("jsonrpc is {got}, not \"2.0\""));

@@ -44,21 +44,11 @@ pub struct Item {
     /// The SSE event id in force, if any.
     pub event_id: Option<String>,
     pub ts: Option<Timestamp>,
-    /// The first bytes of the source text, for reports; `None` when they are the
-    /// message's own text (most items: no copy is made unless a report quotes it).
-    excerpt: Option<String>,
+    /// The first bytes of the source text, for reports.
+    pub excerpt: String,
 }
 
 impl Item {
-    /// The first bytes of the text the item came from, for reports.
-    pub fn excerpt(&self) -> String {
-        match (&self.excerpt, &self.decoded) {
-            (Some(x), _) => x.clone(),
-            (None, Decoded::Message(m)) => excerpt(m.text()),
-            (None, _) => String::new(),
-        }
-    }
-
     pub fn message(&self) -> Option<&Message> {
         match &self.decoded {
             Decoded::Message(m) => Some(m),
@@ -91,16 +81,11 @@ pub fn decode_text(
         batch_index,
         event_id: event_id.map(str::to_owned),
         ts,
-        excerpt: Some(excerpt(text)),
+        excerpt: excerpt(text),
     };
     let trimmed = text.trim_start_matches('\u{feff}').trim();
     if trimmed.starts_with('{') {
         return match Message::parse(trimmed) {
-            // The excerpt is of the message's own text unless trimming changed it.
-            Ok(m) if trimmed.len() == text.len() => vec![Item {
-                excerpt: None,
-                ..item(Decoded::Message(Box::new(m)), None)
-            }],
             Ok(m) => vec![item(Decoded::Message(Box::new(m)), None)],
             Err(e) => vec![item(not_json_or_multiple(trimmed, &e), None)],
         };
