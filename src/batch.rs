@@ -650,6 +650,9 @@ struct Pipelined {
     /// Body bytes in `batch`.
     batch_bytes: usize,
     tx: Option<std::sync::mpsc::SyncSender<Vec<Piped>>>,
+    /// What the correlator is done with, to be freed on this thread, which
+    /// allocated it.
+    spent: std::sync::mpsc::Receiver<Vec<crate::correlate::Spent>>,
     worker: Option<std::thread::JoinHandle<Analysis>>,
 }
 
@@ -689,22 +692,27 @@ fn body_bytes(x: &crate::model::Exchange) -> usize {
 impl Pipelined {
     fn new(mut correlator: Correlator) -> Pipelined {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Piped>>(PIPE_DEPTH);
+        let (spent_tx, spent) = std::sync::mpsc::sync_channel(PIPE_DEPTH);
         let worker = std::thread::spawn(move || {
             use ingest::Sink;
             for batch in rx {
+                let mut done = Vec::with_capacity(batch.len());
                 for p in batch {
                     match p {
-                        Piped::Exchange(x, m) => correlator.exchange_decoded(*x, m),
+                        Piped::Exchange(x, m) => done.push(correlator.exchange_spent(*x, m)),
                         Piped::Problem(p) => correlator.problem(p),
                         Piped::Notice(p) => correlator.notice(p),
                     }
                 }
+                // Full when the reading thread has finished: then freed here.
+                let _ = spent_tx.try_send(done);
             }
             correlator.finish()
         });
         Pipelined {
             batch: Vec::with_capacity(PIPE_BATCH),
             batch_bytes: 0,
+            spent,
             tx: Some(tx),
             worker: Some(worker),
         }
@@ -729,6 +737,9 @@ impl Pipelined {
         // A closed channel means the worker panicked; `finish` reports it.
         if let Some(tx) = &self.tx {
             let _ = tx.send(batch);
+        }
+        while let Ok(spent) = self.spent.try_recv() {
+            drop(spent);
         }
     }
 

@@ -9,7 +9,7 @@
 //! is classified again with every leg. Only open calls keep bodies.
 
 use super::observe::{Observation, Stray};
-use super::{Correlator, Params, RetryOrigin, Scope, ScopeKind, Transport};
+use super::{Correlator, Params, RetryOrigin, Scope, ScopeKind, Spent, Transport};
 use crate::classify::{classify, Leg, Options};
 use crate::jsonrpc::{Id, Item, Kind, Message};
 use crate::model::{Body, End, HttpExchange, Locator, Outcome, Timestamp};
@@ -154,7 +154,7 @@ impl Correlator {
         x: HttpExchange,
         req_items: Vec<Item>,
         resp_items: Vec<Item>,
-    ) {
+    ) -> Spent {
         let mut scope = self.scope_of(&x);
         if scope.kind() == ScopeKind::Http {
             // Without sessions, each `initialize` starts a new client's id space (a
@@ -230,12 +230,18 @@ impl Correlator {
                 );
             }
         }
-        if any_request {
-            return;
-        }
         // No request in the body: a GET stream (resumption, legacy, standalone).
-        if x.request.method.eq_ignore_ascii_case("GET") {
+        if !any_request && x.request.method.eq_ignore_ascii_case("GET") {
             self.get_stream(locator, x, resp_items, &scope);
+            return Spent {
+                request: req_items,
+                ..Spent::default()
+            };
+        }
+        Spent {
+            exchange: Some(x),
+            request: req_items,
+            response: resp_items,
         }
     }
 

@@ -477,6 +477,14 @@ impl Correlator {
     /// `Sink::exchange` with the messages of `x` already decoded (`Messages::of(&x)`;
     /// messages of another kind of exchange are ignored and these decoded again).
     pub fn exchange_decoded(&mut self, x: Exchange, messages: Messages) {
+        drop(self.exchange_spent(x, messages));
+    }
+
+    /// `exchange_decoded`, handing back what the correlator did not keep of the
+    /// exchange, for the caller to free where it was allocated: on two threads, a
+    /// block freed by the thread that did not allocate it costs the allocator
+    /// several times a local free (the reading thread frees it instead).
+    pub fn exchange_spent(&mut self, x: Exchange, messages: Messages) -> Spent {
         if self.out.calls.len() >= self.release_at.max(RELEASE_AT) {
             self.release(false);
         }
@@ -487,7 +495,7 @@ impl Correlator {
                     Decoding::Http(request, response) => (request, response),
                     _ => http_messages(&http),
                 };
-                self.http(&x.locator, http, request, response);
+                self.http(&x.locator, http, request, response)
             }
             Payload::Stdio(m) => {
                 let items = match messages.0 {
@@ -495,10 +503,23 @@ impl Correlator {
                     _ => stdio_messages(&m),
                 };
                 self.stdio(&x.locator, m, items);
+                Spent::default()
             }
-            Payload::ClientLog(c) => self.client_log(&x.locator, c),
+            Payload::ClientLog(c) => {
+                self.client_log(&x.locator, c);
+                Spent::default()
+            }
         }
     }
+}
+
+/// What the correlator did not keep of an exchange (see `exchange_spent`): the
+/// exchange itself unless a stream was kept, and its decoded messages.
+#[derive(Default)]
+pub struct Spent {
+    pub exchange: Option<crate::model::HttpExchange>,
+    pub request: Vec<Item>,
+    pub response: Vec<Item>,
 }
 
 impl Sink for Correlator {
@@ -1111,5 +1132,55 @@ mod tool_list_tests {
         }
         // A result that is no list is not remembered as one.
         assert!(!c.note_tools("{}") && !c.note_tools("{}"));
+    }
+}
+
+#[cfg(test)]
+mod spent_tests {
+    use super::*;
+    use crate::model::{Body, HttpExchange, HttpRequest, HttpResponse, Locator};
+
+    fn exchange(method: &str, request: &str, response: &str) -> Exchange {
+        Exchange {
+            locator: Locator::Entry { entry: 1 },
+            payload: Payload::Http(HttpExchange {
+                request: HttpRequest {
+                    method: method.to_owned(),
+                    url: "http://h/mcp".to_owned(),
+                    body: request.as_bytes().to_vec(),
+                    ..HttpRequest::default()
+                },
+                response: Some(HttpResponse {
+                    status: 200,
+                    body: Body::Bytes(response.as_bytes().to_vec()),
+                    ..HttpResponse::default()
+                }),
+                ..HttpExchange::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn what_is_not_kept_is_handed_back_and_a_get_stream_is_kept() {
+        let mut c = Correlator::new();
+        let post = exchange(
+            "POST",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+        );
+        let m = Messages::of(&post);
+        let spent = c.exchange_spent(post, m);
+        assert_eq!(
+            spent.exchange.map(|x| x.request.method).as_deref(),
+            Some("POST")
+        );
+        assert_eq!((spent.request.len(), spent.response.len()), (1, 1));
+        let get = exchange("GET", "", r#"{"jsonrpc":"2.0","id":9,"result":{}}"#);
+        let m = Messages::of(&get);
+        // A GET stream is the correlator's to keep.
+        let spent = c.exchange_spent(get, m);
+        assert!(spent.exchange.is_none() && spent.response.is_empty());
+        let a = c.finish();
+        assert_eq!((a.exchanges, a.calls.len()), (2, 1));
     }
 }
