@@ -136,10 +136,8 @@ impl Message {
         // Each slice borrows from `text`; its offset is where it starts there.
         let base = text.as_ptr() as usize;
         let span = |r: Option<&RawValue>| {
-            r.map(|r| {
-                let start = r.get().as_ptr() as usize - base;
-                start..start + r.get().len()
-            })
+            let start = (r?.get().as_ptr() as usize).checked_sub(base)?;
+            Some(start..start + r?.get().len())
         };
         Ok(Message {
             jsonrpc: span(m.jsonrpc),
@@ -351,6 +349,47 @@ mod tests {
         // The last of a repeated member counts.
         let twice = Message::parse(r#"{"result":1,"result":[2]}"#).unwrap();
         assert_eq!(twice.result(), Some("[2]"));
+    }
+
+    proptest::proptest! {
+        /// Each member's range holds exactly the JSON of that member, as a whole
+        /// parse of the object sees it (the last of a repeated key), wherever it sits.
+        #[test]
+        fn member_ranges_hold_the_members_json(
+            members in proptest::collection::vec(
+                (
+                    proptest::sample::select(vec![
+                        "jsonrpc", "id", "method", "params", "result", "error", "x", "é",
+                    ]),
+                    proptest::sample::select(vec![
+                        "1", "\"2.0\"", "null", "[1, {\"a\": \"\\u00e9\"}]", "{}",
+                        "\"tools\\/call\"", "-0.5e3", "{\"k\":[[],{}]}", "true",
+                    ]),
+                    proptest::sample::select(vec!["", " ", "\n\t "]),
+                ),
+                0..8,
+            ),
+        ) {
+            let body = members
+                .iter()
+                .map(|(k, v, ws)| format!("{ws}\"{k}\"{ws}:{ws}{v}{ws}"))
+                .collect::<Vec<_>>()
+                .join(",");
+            let text = format!(" {{{body}}} ");
+            let m = Message::parse(&text).unwrap();
+            let whole: serde_json::Map<String, Value> = serde_json::from_str(&text).unwrap();
+            let raw = |r: Option<&str>| r.map(|r| serde_json::from_str::<Value>(r).unwrap());
+            for (name, got) in [
+                ("jsonrpc", m.jsonrpc()),
+                ("method", m.method_raw()),
+                ("params", m.params()),
+                ("result", m.result()),
+                ("error", m.error()),
+            ] {
+                proptest::prop_assert_eq!(raw(got), whole.get(name).cloned(), "{} in {}", name, text);
+            }
+            proptest::prop_assert_eq!(m.id.map(|i| i.to_value()), whole.get("id").cloned());
+        }
     }
 
     #[test]
