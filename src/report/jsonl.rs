@@ -68,9 +68,9 @@ struct CallRecord<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     server: &'a Option<Arc<str>>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    started_at: Option<String>,
+    started_at: Option<Ts>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    ended_at: Option<String>,
+    ended_at: Option<Ts>,
     // Extensions beyond the contract's minimum.
     transport: crate::correlate::Transport,
     evidence: &'static str,
@@ -102,7 +102,7 @@ struct PreviousAttempt<'a> {
 struct EventRecord<'a> {
     event: &'a str,
     id: &'a Option<String>,
-    ts: Option<String>,
+    ts: Option<Ts>,
     what: &'a str,
 }
 
@@ -118,14 +118,14 @@ pub(crate) fn wireshark_filter(t: crate::model::TcpTrail) -> String {
 #[derive(Serialize)]
 struct TimelineRecord<'a> {
     request_line: &'a str,
-    request_ts: Option<String>,
+    request_ts: Option<Ts>,
     status: Option<u16>,
     content_type: &'a Option<String>,
-    response_ts: Option<String>,
+    response_ts: Option<Ts>,
     events: Vec<EventRecord<'a>>,
     events_total: usize,
     end: &'static str,
-    end_ts: Option<String>,
+    end_ts: Option<Ts>,
     recorder_note: &'a Option<String>,
     /// Captures only: Wireshark's `tcp.stream`, the frame that ended the response,
     /// and a display filter for the conversation.
@@ -150,9 +150,19 @@ struct TlsRecord {
     alpn: Option<&'static str>,
 }
 
+/// A time written straight into its record, as `Display` prints it (no string
+/// is made for it: a record carries two to a dozen).
+struct Ts(crate::model::Timestamp);
+
+impl Serialize for Ts {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(&self.0)
+    }
+}
+
 fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
     let ev = &c.verdict.evidence;
-    let ts = |t: Option<crate::model::Timestamp>| t.map(|t| t.to_string());
+    let ts = |t: Option<crate::model::Timestamp>| t.map(Ts);
     let previous_attempt = c.previous.as_deref().map(|p| PreviousAttempt {
         id: p.id.to_value(),
         location: &p.locator,
