@@ -624,15 +624,13 @@ const MAX_INTERNED: usize = 1 << 14;
 /// bound on what lists from many sessions (or a hostile input) can add.
 const MAX_TOOLS: usize = 1 << 14;
 
-/// A stable 8-hex-digit hash, so a session can be followed without printing its id.
+/// A stable 16-hex-digit hash, so a session can be followed without printing its
+/// id. It is also the session scope's key, and two sessions with one hash share
+/// their ids: at 32 bits, 200,000 sessions held 8 such pairs, and a 10 GB capture
+/// of healthy sessions showed 8 false ID_REUSED findings.
 pub fn short_hash(text: &str) -> String {
     // FNV-1a: stable across runs and platforms, unlike std's SipHash with random keys.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    format!("{:08x}", (h >> 32) as u32 ^ h as u32)
+    format!("{:016x}", fnv64(text))
 }
 
 fn string_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
@@ -1132,6 +1130,24 @@ mod tool_list_tests {
         }
         // A result that is no list is not remembered as one.
         assert!(!c.note_tools("{}") && !c.note_tools("{}"));
+    }
+}
+
+#[cfg(test)]
+mod hash_tests {
+    use super::short_hash;
+
+    #[test]
+    fn session_hashes_do_not_collide_at_archive_scale() {
+        // At 32 bits, 200,000 ids like these give a few collisions; each merged two
+        // sessions' ids into one scope.
+        let mut seen = std::collections::HashSet::new();
+        for i in 0..200_000u32 {
+            let h = short_hash(&format!("sess-{i:08x}"));
+            assert_eq!(h.len(), 16);
+            assert!(seen.insert(h), "session {i}");
+        }
+        assert_eq!(short_hash("s1"), short_hash("s1"));
     }
 }
 
