@@ -669,6 +669,10 @@ enum Piped {
 const PIPE_BATCH: usize = 64;
 const PIPE_DEPTH: usize = 16;
 const PIPE_BYTES: usize = 1 << 20;
+/// Batches of spent exchanges waiting to be freed on the reading thread, which
+/// takes them each time it sends a batch (so one or two wait in a steady run); a
+/// few more would only add the memory of large bodies to the peak.
+const SPENT_DEPTH: usize = 4;
 
 /// The bytes an exchange carries in its bodies (what a batch's size is counted in).
 fn body_bytes(x: &crate::model::Exchange) -> usize {
@@ -692,7 +696,7 @@ fn body_bytes(x: &crate::model::Exchange) -> usize {
 impl Pipelined {
     fn new(mut correlator: Correlator) -> Pipelined {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Piped>>(PIPE_DEPTH);
-        let (spent_tx, spent) = std::sync::mpsc::sync_channel(PIPE_DEPTH);
+        let (spent_tx, spent) = std::sync::mpsc::sync_channel(SPENT_DEPTH);
         let worker = std::thread::spawn(move || {
             use ingest::Sink;
             for batch in rx {
@@ -704,7 +708,8 @@ impl Pipelined {
                         Piped::Notice(p) => correlator.notice(p),
                     }
                 }
-                // Full when the reading thread has finished: then freed here.
+                // Full when the reading thread has not come back for it (it reads
+                // a long stretch, or it has finished): then freed here.
                 let _ = spent_tx.try_send(done);
             }
             correlator.finish()
