@@ -108,8 +108,7 @@ impl Correlator {
                             }
                             // Its real response came: what was held for it was not.
                             self.release_attributed(&scope, &mut p);
-                            // `msg` is the item's own message.
-                            let resp_item = item.clone();
+                            let resp_item = item;
                             self.stdio_answered.insert(id);
                             self.finish_stdio(p, Some(resp_item), End::Complete);
                         }
@@ -120,8 +119,7 @@ impl Correlator {
                             } else {
                                 self.lone_call().filter(|p| p.attributed.is_none())
                             };
-                            // `msg` is the item's own message.
-                            let held_item = item.clone();
+                            let held_item = item;
                             match held {
                                 Some(p) => p.attributed = Some((held_item, None)),
                                 None => self.observe(Observation::StrayResponse {
