@@ -674,25 +674,6 @@ const PIPE_BYTES: usize = 1 << 20;
 /// few more would only add the memory of large bodies to the peak.
 const SPENT_DEPTH: usize = 4;
 
-/// The bytes an exchange carries in its bodies (what a batch's size is counted in).
-fn body_bytes(x: &crate::model::Exchange) -> usize {
-    use crate::model::{Body, Payload};
-    let body = |b: &Body| match b {
-        Body::NotRecorded => 0,
-        Body::Bytes(v) => v.len(),
-        Body::Sse(s) => usize::try_from(s.bytes).unwrap_or(usize::MAX),
-    };
-    match &x.payload {
-        Payload::Http(h) => h
-            .request
-            .body
-            .len()
-            .saturating_add(h.response.as_ref().map_or(0, |r| body(&r.body))),
-        Payload::Stdio(m) => m.json.len(),
-        Payload::ClientLog(_) => 0,
-    }
-}
-
 impl Pipelined {
     fn new(mut correlator: Correlator) -> Pipelined {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Piped>>(PIPE_DEPTH);
@@ -725,7 +706,8 @@ impl Pipelined {
 
     fn push(&mut self, p: Piped) {
         if let Piped::Exchange(x, _) = &p {
-            self.batch_bytes = self.batch_bytes.saturating_add(body_bytes(x));
+            let bytes = usize::try_from(x.body_bytes()).unwrap_or(usize::MAX);
+            self.batch_bytes = self.batch_bytes.saturating_add(bytes);
         }
         self.batch.push(p);
         if self.batch.len() >= PIPE_BATCH || self.batch_bytes >= PIPE_BYTES {

@@ -185,22 +185,6 @@ struct Pending {
     x: Box<Exchange>,
 }
 
-/// Roughly what an exchange holds in memory: its bodies.
-fn weight(x: &Exchange) -> u64 {
-    match &x.payload {
-        Payload::Http(h) => {
-            let resp = h.response.as_ref().map_or(0, |r| match &r.body {
-                Body::NotRecorded => 0,
-                Body::Bytes(b) => b.len() as u64,
-                Body::Sse(s) => s.bytes,
-            });
-            h.request.body.len() as u64 + resp
-        }
-        Payload::Stdio(m) => m.json.len() as u64,
-        Payload::ClientLog(c) => c.arguments.as_ref().map_or(0, |a| a.len() as u64),
-    }
-}
-
 impl PartialEq for Pending {
     fn eq(&self, other: &Self) -> bool {
         self.key == other.key
@@ -238,7 +222,7 @@ impl State<'_> {
             self.sink.exchange(x);
             return;
         }
-        let bytes = weight(&x);
+        let bytes = x.body_bytes();
         self.heap_bytes += bytes;
         self.heap.push(Reverse(Pending {
             key,

@@ -340,3 +340,22 @@ pub struct Exchange {
     pub locator: Locator,
     pub payload: Payload,
 }
+
+impl Exchange {
+    /// Roughly what the exchange holds in memory: the bytes of its bodies (what the
+    /// readers' windows and queues are bounded by).
+    pub fn body_bytes(&self) -> u64 {
+        match &self.payload {
+            Payload::Http(h) => {
+                let resp = h.response.as_ref().map_or(0, |r| match &r.body {
+                    Body::NotRecorded => 0,
+                    Body::Bytes(b) => b.len() as u64,
+                    Body::Sse(s) => s.bytes,
+                });
+                h.request.body.len() as u64 + resp
+            }
+            Payload::Stdio(m) => m.json.len() as u64,
+            Payload::ClientLog(c) => c.arguments.as_ref().map_or(0, |a| a.len() as u64),
+        }
+    }
+}
