@@ -38,7 +38,7 @@ impl Correlator {
             None,
             None,
         );
-        let Some(call) = self.out.calls.last_mut() else {
+        let Some(call) = self.pending.last_mut() else {
             return;
         };
         call.endpoint = format!("{}:{}", c.source, c.server.clone().unwrap_or_default()).into();

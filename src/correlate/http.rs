@@ -278,7 +278,7 @@ impl Correlator {
         });
         let ended_at = verdict.evidence.responded_at.or(x.end_ts);
         let outcome = verdict.outcome;
-        let call = self.out.calls.len();
+        let call = self.pending.len();
         self.push_call(
             m,
             params,
@@ -292,7 +292,7 @@ impl Correlator {
             sse_retry_ms,
         );
         let endpoint = self.intern(&endpoint_of(&x.request.url));
-        if let Some(c) = self.out.calls.last_mut() {
+        if let Some(c) = self.pending.last_mut() {
             c.endpoint = endpoint;
             // The wire story is kept for calls that need a look (a success keeps none).
             if c.verdict.outcome != Outcome::ToolSuccess {
@@ -347,8 +347,7 @@ impl Correlator {
         };
         let rid = Id::from_raw(&rid.to_string());
         let found = self
-            .out
-            .calls
+            .pending
             .iter()
             .enumerate()
             .rev()
@@ -372,7 +371,7 @@ impl Correlator {
     /// already ended by the server's doing when the cancellation was sent (a client
     /// timing out on a dead server: the cancel does not explain how it ended).
     fn apply_cancel(&mut self, i: usize, sent: Option<Timestamp>) {
-        let c = &mut self.out.calls[i];
+        let c = &mut self.pending[i];
         if !c.verdict.outcome.is_non_terminal() {
             // The response won the race; the client ignores it.
             c.verdict.evidence.notes.push(
@@ -511,7 +510,7 @@ impl Correlator {
                 scope: scope.clone(),
                 id: id.clone(),
                 request: None,
-                call: open.map(|i| self.out.calls[self.open[i].call].seq),
+                call: open.map(|i| self.pending[self.open[i].call].seq),
                 locator: locator.clone(),
                 context,
             });
@@ -550,7 +549,7 @@ impl Correlator {
             .collect();
         let verdict = classify(&open.request, &legs, Options::default());
         let done = !verdict.outcome.is_non_terminal();
-        let call = &mut self.out.calls[open.call];
+        let call = &mut self.pending[open.call];
         if verdict.evidence.terminal_leg.is_some_and(|l| l > 0) {
             call.retry_origin = RetryOrigin::Resumption;
             call.resumed = true;
@@ -603,7 +602,7 @@ impl Correlator {
         };
         let waited = ended.millis_until(again);
         if waited < asked as i64 {
-            let call = &self.out.calls[open.call];
+            let call = &self.pending[open.call];
             let obs = Observation::Reconnect {
                 scope: open.scope.clone(),
                 call: call.seq,
@@ -690,7 +689,7 @@ impl Correlator {
                 },
             ];
             let mut verdict = classify(&open.request, &legs, Options { legacy_sse: true });
-            let call = &mut self.out.calls[open.call];
+            let call = &mut self.pending[open.call];
             // The call's own story, not the shared stream's: the events that carried
             // its messages, and "complete" once its response arrived.
             let ev = &mut verdict.evidence;

@@ -74,7 +74,7 @@ impl Correlator {
                                 if p.call {
                                     if let Some(prev) = self.stdio_pending.remove(&rid) {
                                         self.finish_stdio(prev, None, End::ClientClosed);
-                                        if let Some(c) = self.out.calls.last_mut() {
+                                        if let Some(c) = self.pending.last_mut() {
                                             c.cancelled = true;
                                         }
                                     }
@@ -254,7 +254,7 @@ impl Correlator {
             None,
         );
         if p.client_log {
-            if let Some(c) = self.out.calls.last_mut() {
+            if let Some(c) = self.pending.last_mut() {
                 c.evidence = "client-log";
             }
         }
