@@ -642,9 +642,10 @@ pub fn analyse_input(input: &Input, config: &Config) -> Result<(Format, Analysis
 }
 
 /// Hands exchanges to a correlator running on a second thread, in batches, so that
-/// one large input uses two cores: reading, reassembly, body decoding and JSON-RPC
-/// parsing here; pairing, classification, judging and rendering there. The exchanges arrive in
-/// the same order, so the output is the one-thread output.
+/// one large input uses two cores: reading, reassembly and body decoding here;
+/// pairing, classification, judging and rendering there; JSON-RPC parsing on
+/// whichever side is ahead. The exchanges arrive in the same order, so the output is
+/// the one-thread output.
 struct Pipelined {
     batch: Vec<Piped>,
     /// Body bytes in `batch`.
@@ -654,6 +655,10 @@ struct Pipelined {
     /// allocated it.
     spent: std::sync::mpsc::Receiver<Vec<crate::correlate::Spent>>,
     worker: Option<std::thread::JoinHandle<Analysis>>,
+    /// Batches sent and not yet taken by the correlator.
+    queued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// `BALANCE_AT`, but for tests.
+    balance_at: usize,
 }
 
 enum Piped {
@@ -673,14 +678,20 @@ const PIPE_BYTES: usize = 1 << 20;
 /// takes them each time it sends a batch (so one or two wait in a steady run); a
 /// few more would only add the memory of large bodies to the peak.
 const SPENT_DEPTH: usize = 4;
+/// Batches queued for the correlator from which the reading thread decodes the
+/// exchanges it sends; with fewer, the correlator decodes them.
+const BALANCE_AT: usize = 2;
 
 impl Pipelined {
     fn new(mut correlator: Correlator) -> Pipelined {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Piped>>(PIPE_DEPTH);
         let (spent_tx, spent) = std::sync::mpsc::sync_channel(SPENT_DEPTH);
+        let queued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let taken = queued.clone();
         let worker = std::thread::spawn(move || {
             use ingest::Sink;
             for batch in rx {
+                taken.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                 let mut done = Vec::with_capacity(batch.len());
                 for p in batch {
                     match p {
@@ -701,6 +712,8 @@ impl Pipelined {
             spent,
             tx: Some(tx),
             worker: Some(worker),
+            queued,
+            balance_at: BALANCE_AT,
         }
     }
 
@@ -723,6 +736,8 @@ impl Pipelined {
         let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(PIPE_BATCH));
         // A closed channel means the worker panicked; `finish` reports it.
         if let Some(tx) = &self.tx {
+            self.queued
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let _ = tx.send(batch);
         }
         while let Ok(spent) = self.spent.try_recv() {
@@ -745,9 +760,15 @@ impl Pipelined {
 
 impl ingest::Sink for Pipelined {
     fn exchange(&mut self, x: crate::model::Exchange) {
-        // Decoded here, on the reading thread: decoding is the one step that can run
-        // on either side, and here it leaves the two threads closest to even.
-        let messages = crate::correlate::Messages::of(&x);
+        // Decoding is the one step that can run on either side: here while the
+        // correlator has work queued, there when it is waiting for this thread, so
+        // the two stay even whatever the input's shape.
+        let messages = if self.queued.load(std::sync::atomic::Ordering::Relaxed) >= self.balance_at
+        {
+            crate::correlate::Messages::of(&x)
+        } else {
+            crate::correlate::Messages::later()
+        };
         self.push(Piped::Exchange(Box::new(x), messages));
     }
     fn problem(&mut self, p: ingest::Problem) {
@@ -840,5 +861,70 @@ mod pipe_tests {
         assert!(!p.batch.is_empty() && p.batch.len() < PIPE_BATCH);
         let a = p.finish();
         assert_eq!(a.exchanges, 5 + PIPE_BATCH as u64 - 1);
+    }
+
+    fn call(id: usize, response: Body) -> Exchange {
+        let request = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t{}","arguments":{{}}}}}}"#,
+            id % 3
+        );
+        Exchange {
+            locator: Locator::Entry { entry: id as u64 },
+            payload: Payload::Http(HttpExchange {
+                request: crate::model::HttpRequest {
+                    method: "POST".to_owned(),
+                    url: "http://h/mcp".to_owned(),
+                    body: request.into_bytes(),
+                    ..Default::default()
+                },
+                response: Some(HttpResponse {
+                    status: 200,
+                    body: response,
+                    ..HttpResponse::default()
+                }),
+                ..HttpExchange::default()
+            }),
+        }
+    }
+
+    #[test]
+    fn decoding_on_either_thread_gives_the_same_analysis() {
+        use ingest::Sink;
+        let run = |balance_at: usize| {
+            let mut p = Pipelined::new(Correlator::new());
+            p.balance_at = balance_at;
+            for id in 0..300 {
+                let body = match id % 4 {
+                    0 => format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}"#),
+                    1 => format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"result":{{"isError":true,"content":[]}}}}"#
+                    ),
+                    2 => format!(
+                        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32602,"message":"no"}}}}"#
+                    ),
+                    _ => "{not json".to_owned(),
+                };
+                p.exchange(call(id, Body::Bytes(body.into_bytes())));
+            }
+            let a = p.finish();
+            a.calls
+                .iter()
+                .map(|c| crate::report::jsonl::call_record("x", c).to_string())
+                .collect::<Vec<_>>()
+        };
+        // Every exchange decoded on the reading thread, then every one on the
+        // correlator's: the same records, with all four outcomes among them.
+        let here = run(0);
+        let there = run(usize::MAX);
+        assert_eq!(here.len(), 300);
+        assert_eq!(here, there);
+        for outcome in [
+            "TOOL_SUCCESS",
+            "TOOL_ERROR",
+            "JSONRPC_ERROR",
+            "MALFORMED_JSON",
+        ] {
+            assert!(here.iter().any(|r| r.contains(outcome)), "{outcome}");
+        }
     }
 }

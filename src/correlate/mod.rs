@@ -466,6 +466,11 @@ impl Messages {
             Payload::ClientLog(_) => Decoding::Later,
         })
     }
+
+    /// Nothing decoded yet: the correlator decodes the exchange itself.
+    pub fn later() -> Messages {
+        Messages(Decoding::Later)
+    }
 }
 
 fn http_messages(h: &crate::model::HttpExchange) -> (Vec<Item>, Vec<Item>) {
