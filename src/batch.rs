@@ -695,7 +695,16 @@ impl Pipelined {
                 let mut done = Vec::with_capacity(batch.len());
                 for p in batch {
                     match p {
-                        Piped::Exchange(x, m) => done.push(correlator.exchange_spent(*x, m)),
+                        Piped::Exchange(x, m) => {
+                            let here = !m.is_decoded();
+                            let mut spent = correlator.exchange_spent(*x, m);
+                            // Messages decoded on this thread are freed on it.
+                            if here {
+                                spent.request = Vec::new();
+                                spent.response = Vec::new();
+                            }
+                            done.push(spent);
+                        }
                         Piped::Problem(p) => correlator.problem(p),
                         Piped::Notice(p) => correlator.notice(p),
                     }

@@ -471,6 +471,11 @@ impl Messages {
     pub fn later() -> Messages {
         Messages(Decoding::Later)
     }
+
+    /// False when the correlator will decode the exchange itself.
+    pub fn is_decoded(&self) -> bool {
+        !matches!(self.0, Decoding::Later)
+    }
 }
 
 fn http_messages(h: &crate::model::HttpExchange) -> (Vec<Item>, Vec<Item>) {
