@@ -20,7 +20,7 @@ pub mod timeline;
 use crate::classify::Verdict;
 use crate::config::RetryWindows;
 use crate::ingest::{Kind, Level, Problem, Sink};
-use crate::jsonrpc::{canonical_json, Id, Item, Message};
+use crate::jsonrpc::{write_canonical, Id, Item, Message};
 use crate::model::{End, Exchange, FindingKind, Locator, Outcome, Payload, Severity, Timestamp};
 use foldhash::{HashMap, HashMapExt, HashSet};
 use observe::{Observation, Stray};
@@ -617,15 +617,26 @@ struct ListedTool {
     annotations: Option<Value>,
 }
 
-/// A digest of a call's canonical arguments (two independent 64-bit FNV-1a runs).
+/// A digest of a call's canonical arguments (two independent 64-bit FNV-1a runs),
+/// fed as the canonical text is written.
 fn arguments_key(args: &Value) -> u128 {
-    let canon = canonical_json(args);
-    let h = |offset: u64| {
-        canon
-            .bytes()
-            .fold(offset, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
-    };
-    ((h(0xcbf2_9ce4_8422_2325) as u128) << 64) | h(0x8422_2325_cbf2_9ce4) as u128
+    struct Fnv2(u64, u64);
+    impl std::io::Write for Fnv2 {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            for &b in bytes {
+                self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+                self.1 = (self.1 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+            }
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut h = Fnv2(0xcbf2_9ce4_8422_2325, 0x8422_2325_cbf2_9ce4);
+    // Hashing cannot fail.
+    let _ = write_canonical(args, &mut h);
+    ((h.0 as u128) << 64) | h.1 as u128
 }
 
 /// FNV-1a over `text`: stable across runs, for digests that are only compared.
@@ -1172,6 +1183,30 @@ mod tool_list_tests {
 #[cfg(test)]
 mod hash_tests {
     use super::short_hash;
+
+    #[test]
+    fn the_arguments_digest_is_the_digest_of_the_canonical_text() {
+        let fnv = |offset: u64, text: &str| {
+            text.bytes()
+                .fold(offset, |h, b| (h ^ b as u64).wrapping_mul(0x0100_0000_01b3))
+        };
+        for args in [
+            r#"{"b":[1,{"z":null,"a":"\u00e9\n\"q\""}],"a":2.5e3}"#,
+            r#"{"path":"d/1/2"}"#,
+            r#"["x",true,{}]"#,
+            "null",
+        ] {
+            let v: serde_json::Value = serde_json::from_str(args).unwrap();
+            let canon = crate::jsonrpc::canonical_json(&v);
+            let want = ((fnv(0xcbf2_9ce4_8422_2325, &canon) as u128) << 64)
+                | fnv(0x8422_2325_cbf2_9ce4, &canon) as u128;
+            assert_eq!(super::arguments_key(&v), want, "{args}");
+        }
+        // Key order does not matter; values do.
+        let key = |t: &str| super::arguments_key(&serde_json::from_str(t).unwrap());
+        assert_eq!(key(r#"{"a":1,"b":2}"#), key(r#"{"b":2,"a":1}"#));
+        assert_ne!(key(r#"{"a":1,"b":2}"#), key(r#"{"a":2,"b":1}"#));
+    }
 
     #[test]
     fn session_hashes_do_not_collide_at_archive_scale() {

@@ -271,38 +271,42 @@ impl<'de> Deserialize<'de> for Members<'de> {
 
 /// Writes `value` as canonical JSON (object keys sorted), for comparing arguments.
 pub fn canonical_json(value: &Value) -> String {
-    fn write(v: &Value, out: &mut String) {
-        match v {
-            Value::Object(map) => {
-                let mut keys: Vec<_> = map.keys().collect();
-                keys.sort();
-                out.push('{');
-                for (i, k) in keys.into_iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    out.push_str(&serde_json::to_string(k).unwrap_or_default());
-                    out.push(':');
-                    write(&map[k], out);
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail, and serde_json writes UTF-8.
+    let _ = write_canonical(value, &mut out);
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// `canonical_json` written to `out` as it goes, so a digest of it needs no copy of
+/// a large argument (an agent's file contents) in between.
+pub fn write_canonical(value: &Value, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.write_all(b"{")?;
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
                 }
-                out.push('}');
+                serde_json::to_writer(&mut *out, k)?;
+                out.write_all(b":")?;
+                write_canonical(&map[k], out)?;
             }
-            Value::Array(items) => {
-                out.push('[');
-                for (i, item) in items.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write(item, out);
-                }
-                out.push(']');
-            }
-            other => out.push_str(&other.to_string()),
+            out.write_all(b"}")
         }
+        Value::Array(items) => {
+            out.write_all(b"[")?;
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.write_all(b",")?;
+                }
+                write_canonical(item, out)?;
+            }
+            out.write_all(b"]")
+        }
+        other => Ok(serde_json::to_writer(out, other)?),
     }
-    let mut out = String::new();
-    write(value, &mut out);
-    out
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@ mod message;
 mod result;
 
 pub use crate::text::{describe_json_error, excerpt};
-pub use message::{canonical_json, Id, Kind, Message};
+pub use message::{canonical_json, write_canonical, Id, Kind, Message};
 pub use result::{Content, ResultView};
 
 use crate::model::{Body, HttpResponse, Timestamp};
