@@ -201,7 +201,7 @@ impl Correlator {
             any_request = true;
             let method = m.method().unwrap_or_default();
             let params = Params::of(m);
-            self.note_request_meta(&scope, &method, &params.value, header_version.as_deref());
+            self.note_request_meta(&scope, &method, &params, header_version.as_deref());
             self.check_id_reuse(&scope, m, &method, &params, locator);
             if method == "initialize" {
                 self.note_initialize_result(&scope, m, &resp_items);

@@ -567,25 +567,62 @@ impl Sink for Correlator {
     }
 }
 
-/// A request's `params`, parsed once, with the digest of its canonical arguments
-/// (the costly part of judging a call): the id-reuse check, the repeat rules and
-/// the call record all read them.
+/// A request's `params`, read once: the members the rules use, and the digest of
+/// its canonical arguments (the costly part of judging a call). The id-reuse check,
+/// the repeat rules and the call record all read them. Read through borrowed
+/// slices, not a `Value` tree of the whole `params` (with order-keeping maps, that
+/// tree was the larger part of correlating a small call).
+#[derive(Default)]
 pub(super) struct Params {
-    pub(super) value: Value,
+    /// `params.name` when a string.
+    name: Option<String>,
+    /// `params._meta`, `params.protocolVersion` and `params.clientInfo`, parsed.
+    pub(super) meta: Option<Value>,
+    pub(super) protocol_version: Option<Value>,
+    pub(super) client_info: Option<Value>,
+    /// `params.inputResponses` or `params.requestState` is present.
+    mrtr: bool,
+    /// `params.requestState` as compact JSON.
+    pub(super) request_state: Option<String>,
     /// `arguments_key` of `params.arguments` (absent reads as `null`).
     pub(super) arguments: u128,
 }
 
 impl Params {
     pub(super) fn of(m: &Message) -> Params {
-        let value = m.params_value();
-        let arguments = arguments_key(value.get("arguments").unwrap_or(&Value::Null));
-        Params { value, arguments }
+        Params::of_text(m.params())
+    }
+
+    /// `params` given as raw JSON; anything but an object reads as no members, as
+    /// it would through `Value`.
+    pub(super) fn of_text(text: Option<&str>) -> Params {
+        let view = text
+            .filter(|t| t.trim_start().starts_with('{'))
+            .and_then(|t| serde_json::from_str::<ParamsView>(t).ok())
+            .unwrap_or_default();
+        let parse = |r: Option<&serde_json::value::RawValue>| {
+            r.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
+        };
+        let name = parse(view.name).and_then(|v| match v {
+            Value::String(s) => Some(s),
+            _ => None,
+        });
+        let input_responses = view.input_responses.is_some();
+        let request_state = parse(view.request_state);
+        Params {
+            name,
+            meta: parse(view.meta),
+            protocol_version: parse(view.protocol_version),
+            client_info: parse(view.client_info),
+            mrtr: input_responses || request_state.is_some(),
+            request_state: request_state.map(|v| v.to_string()),
+            arguments: arguments_key(&parse(view.arguments).unwrap_or(Value::Null)),
+        }
     }
 
     /// `params.name` of a `tools/call`, when a string.
     pub(super) fn tool(&self) -> Option<&str> {
-        self.value.get("name").and_then(Value::as_str)
+        self.name.as_deref()
     }
 
     /// Equal for two requests of the same call: the same name and arguments.
@@ -596,7 +633,56 @@ impl Params {
 
     /// An MRTR follow-up: it carries `inputResponses` or `requestState`.
     pub(super) fn is_mrtr_followup(&self) -> bool {
-        self.value.get("inputResponses").is_some() || self.value.get("requestState").is_some()
+        self.mrtr
+    }
+}
+
+/// The members of `params` the rules read, as borrowed raw JSON.
+#[derive(Default)]
+struct ParamsView<'a> {
+    name: Option<&'a serde_json::value::RawValue>,
+    arguments: Option<&'a serde_json::value::RawValue>,
+    meta: Option<&'a serde_json::value::RawValue>,
+    protocol_version: Option<&'a serde_json::value::RawValue>,
+    client_info: Option<&'a serde_json::value::RawValue>,
+    input_responses: Option<&'a serde_json::value::RawValue>,
+    request_state: Option<&'a serde_json::value::RawValue>,
+}
+
+impl<'de> serde::Deserialize<'de> for ParamsView<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ParamsView<'de>, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = ParamsView<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<ParamsView<'de>, A::Error> {
+                // A member given twice keeps its last value, as a `Value` map does.
+                let mut p = ParamsView::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let slot = match &*key {
+                        "name" => &mut p.name,
+                        "arguments" => &mut p.arguments,
+                        "_meta" => &mut p.meta,
+                        "protocolVersion" => &mut p.protocol_version,
+                        "clientInfo" => &mut p.client_info,
+                        "inputResponses" => &mut p.input_responses,
+                        "requestState" => &mut p.request_state,
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(p)
+            }
+        }
+        d.deserialize_map(V)
     }
 }
 
@@ -744,7 +830,7 @@ impl Correlator {
         &mut self,
         scope: &Scope,
         method: &str,
-        params: &Value,
+        params: &Params,
         header: Option<&str>,
     ) {
         if self.scopes.len() > MAX_SCOPES {
@@ -756,7 +842,7 @@ impl Correlator {
         let now = self.out.exchanges;
         let info = self.scopes.entry(scope.clone()).or_default();
         info.last = now;
-        let meta = params.get("_meta");
+        let meta = params.meta.as_ref();
         let meta_version =
             meta.and_then(|m| string_at(m, &["io.modelcontextprotocol/protocolVersion"]));
         if let Some(v) = meta_version.or(header) {
@@ -766,10 +852,10 @@ impl Correlator {
             info.client = Some(c);
         }
         if method == "initialize" {
-            if let Some(v) = params.get("protocolVersion").and_then(Value::as_str) {
+            if let Some(v) = params.protocol_version.as_ref().and_then(Value::as_str) {
                 info.protocol_version.get_or_insert_with(|| v.to_owned());
             }
-            if let Some(c) = info_name(params.get("clientInfo")) {
+            if let Some(c) = info_name(params.client_info.as_ref()) {
                 info.client = Some(c);
             }
         }
@@ -933,7 +1019,7 @@ impl Correlator {
             retry_after_ms,
             sse_retry_ms,
             mrtr_followup,
-            request_state: params.value.get("requestState").map(|v| v.to_string()),
+            request_state: params.request_state.clone(),
             returned_state,
             cancelled: false,
             previous: None,
@@ -1177,6 +1263,61 @@ mod tool_list_tests {
         }
         // A result that is no list is not remembered as one.
         assert!(!c.note_tools("{}") && !c.note_tools("{}"));
+    }
+}
+
+#[cfg(test)]
+mod params_tests {
+    use super::*;
+
+    /// What the rules read of `params`, taken from a whole `Value` as before the
+    /// borrowed view: the view must read every shape the same.
+    fn through_value(text: Option<&str>) -> (Option<String>, bool, Option<String>, u128, String) {
+        let v: Value = text
+            .and_then(|t| serde_json::from_str(t).ok())
+            .unwrap_or(Value::Null);
+        (
+            v.get("name").and_then(Value::as_str).map(str::to_owned),
+            v.get("inputResponses").is_some() || v.get("requestState").is_some(),
+            v.get("requestState").map(|r| r.to_string()),
+            arguments_key(v.get("arguments").unwrap_or(&Value::Null)),
+            format!(
+                "{:?} {:?} {:?}",
+                v.get("_meta"),
+                v.get("protocolVersion"),
+                v.get("clientInfo")
+            ),
+        )
+    }
+
+    #[test]
+    fn the_borrowed_view_reads_params_as_a_value_does() {
+        for text in [
+            None,
+            Some("null"),
+            Some("[1,2]"),
+            Some(r#""name""#),
+            Some("{}"),
+            Some(r#"{"name":"t","arguments":{"b":1,"a":[true,null]}}"#),
+            Some(r#"{"name":"a","name":"b","arguments":1,"arguments":{"x":"y"}}"#),
+            Some(r#"{"name":7,"requestState":null}"#),
+            Some(r#"{"name":"t","requestState":{ "k" : [1, 2.50] },"inputResponses":{}}"#),
+            Some(r#"{"inputResponses":[],"other":{"deep":[{"x":1}]}}"#),
+            Some(
+                r#"{"protocolVersion":"2025-06-18","clientInfo":{"name":"c","version":"1"},"_meta":{"progressToken":3}}"#,
+            ),
+            Some(r#" { "name" : "\u0074" } "#),
+        ] {
+            let p = Params::of_text(text);
+            let got = (
+                p.tool().map(str::to_owned),
+                p.is_mrtr_followup(),
+                p.request_state.clone(),
+                p.arguments,
+                format!("{:?} {:?} {:?}", p.meta, p.protocol_version, p.client_info),
+            );
+            assert_eq!(got, through_value(text), "{text:?}");
+        }
     }
 }
 

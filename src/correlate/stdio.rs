@@ -41,7 +41,7 @@ impl Correlator {
                     }
                     let scope = Scope::stdio(self.stdio_process);
                     let params = Params::of(&msg);
-                    self.note_request_meta(&scope, &method, &params.value, None);
+                    self.note_request_meta(&scope, &method, &params, None);
                     let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
                     self.check_id_reuse(&scope, &msg, &method, &params, locator);
                     // The earlier one will never be told apart: close it as unanswered.
