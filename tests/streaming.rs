@@ -309,3 +309,30 @@ fn streamed_call_records_equal_the_records_of_the_whole_report() {
     assert!(calls.count() > 1000 && timelines > 100, "{timelines}");
     assert!(streamed == whole, "streamed and whole-report jsonl differ");
 }
+
+#[test]
+fn a_spool_past_its_memory_gives_the_records_of_the_whole_report() {
+    // 20,000 calls print more records than a spool keeps in memory (4 MiB), so the
+    // streamed output goes through the spool's file and back; it must equal the
+    // output of the whole report, byte for byte.
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("day.jsonl");
+    std::fs::write(&input, long_session()).unwrap();
+    let html = dir.path().join("r.html");
+    let path = input.to_str().unwrap();
+    let streamed = cli_stdout(&[path], &[]);
+    let whole = cli_stdout(&[path], &["--html", html.to_str().unwrap()]);
+    assert!(
+        streamed.len() > mcpsift::report::jsonl::SPOOL_MEMORY,
+        "{}",
+        streamed.len()
+    );
+    assert_eq!(
+        streamed
+            .lines()
+            .filter(|l| l.contains(r#""type":"call""#))
+            .count(),
+        20_003
+    );
+    assert!(streamed == whole, "streamed and whole-report jsonl differ");
+}

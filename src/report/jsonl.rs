@@ -398,10 +398,20 @@ impl Spool {
             ));
         }
         if let Some(f) = &self.file {
-            use std::io::{Seek, SeekFrom};
+            use std::io::{Read, Seek, SeekFrom};
             let mut f = f;
             f.seek(SeekFrom::Start(0))?;
-            io::copy(&mut f, w)?;
+            // In large pieces: `io::copy` into a `dyn Write` moves 8 KiB per read and
+            // write, tens of thousands of system calls for a large input's records.
+            let mut piece = vec![0u8; 1 << 20];
+            loop {
+                match f.read(&mut piece) {
+                    Ok(0) => break,
+                    Ok(n) => w.write_all(&piece[..n])?,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
+                }
+            }
         }
         w.write_all(&self.memory)
     }
