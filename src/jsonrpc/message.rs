@@ -132,6 +132,28 @@ impl Message {
     /// A syntax error and a value that is not an object are told apart by the caller
     /// through `serde_json::Error::classify`.
     pub fn parse(text: &str) -> Result<Message, serde_json::Error> {
+        match super::scan::envelope(text) {
+            Some(spans) => Ok(Message::from_spans(text, spans)),
+            // Anything the scanner does not take (an escaped key, an error) is read
+            // by serde_json, which decides and words the error.
+            None => Message::parse_with_serde(text),
+        }
+    }
+
+    fn from_spans(text: &str, spans: super::scan::Spans) -> Message {
+        let [jsonrpc, id, method, params, result, error] = spans;
+        Message {
+            jsonrpc,
+            id: id.and_then(|r| text.get(r)).map(Id::from_raw),
+            method,
+            params,
+            result,
+            error,
+            text: text.into(),
+        }
+    }
+
+    pub(super) fn parse_with_serde(text: &str) -> Result<Message, serde_json::Error> {
         let m: Members = serde_json::from_str(text)?;
         // Each slice borrows from `text`; its offset is where it starts there.
         let base = text.as_ptr() as usize;
@@ -148,6 +170,21 @@ impl Message {
             error: span(m.error),
             text: text.into(),
         })
+    }
+
+    /// Every member as the scanner reports it, the id as its text (for tests that
+    /// hold the scanner to serde_json).
+    #[cfg(test)]
+    pub(super) fn parts(&self) -> (super::scan::Spans, Option<String>) {
+        let s = [
+            self.jsonrpc.clone(),
+            None,
+            self.method.clone(),
+            self.params.clone(),
+            self.result.clone(),
+            self.error.clone(),
+        ];
+        (s, self.id.as_ref().map(|i| i.raw().to_owned()))
     }
 
     /// The text the message was decoded from.

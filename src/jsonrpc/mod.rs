@@ -4,6 +4,7 @@
 
 mod message;
 mod result;
+mod scan;
 
 pub use crate::text::{describe_json_error, excerpt};
 pub use message::{canonical_json, write_canonical, Id, Kind, Message};
