@@ -576,8 +576,11 @@ impl Sink for Correlator {
 pub(super) struct Params {
     /// `params.name` when a string.
     name: Option<String>,
-    /// `params._meta`, `params.protocolVersion` and `params.clientInfo`, parsed.
-    pub(super) meta: Option<Value>,
+    /// `params._meta["io.modelcontextprotocol/protocolVersion"]` when a string, and
+    /// `params._meta["io.modelcontextprotocol/clientInfo"]` parsed.
+    pub(super) meta_version: Option<String>,
+    pub(super) meta_client: Option<Value>,
+    /// `params.protocolVersion` and `params.clientInfo`, parsed.
     pub(super) protocol_version: Option<Value>,
     pub(super) client_info: Option<Value>,
     /// `params.inputResponses` or `params.requestState` is present.
@@ -603,15 +606,23 @@ impl Params {
         let parse = |r: Option<&serde_json::value::RawValue>| {
             r.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
         };
-        let name = parse(view.name).and_then(|v| match v {
-            Value::String(s) => Some(s),
-            _ => None,
-        });
+        let string = |r: Option<&serde_json::value::RawValue>| {
+            r.filter(|r| r.get().starts_with('"'))
+                .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+        };
+        let name = string(view.name);
+        // Most `_meta` carry a progress token only: its members are found, not built.
+        let meta = view
+            .meta
+            .filter(|m| m.get().starts_with('{'))
+            .and_then(|m| serde_json::from_str::<MetaView>(m.get()).ok())
+            .unwrap_or_default();
         let input_responses = view.input_responses.is_some();
         let request_state = parse(view.request_state);
         Params {
             name,
-            meta: parse(view.meta),
+            meta_version: string(meta.protocol_version),
+            meta_client: parse(meta.client_info),
             protocol_version: parse(view.protocol_version),
             client_info: parse(view.client_info),
             mrtr: input_responses || request_state.is_some(),
@@ -686,6 +697,44 @@ impl<'de> serde::Deserialize<'de> for ParamsView<'de> {
     }
 }
 
+/// The members of `params._meta` the rules read, as borrowed raw JSON.
+#[derive(Default)]
+struct MetaView<'a> {
+    protocol_version: Option<&'a serde_json::value::RawValue>,
+    client_info: Option<&'a serde_json::value::RawValue>,
+}
+
+impl<'de> serde::Deserialize<'de> for MetaView<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MetaView<'de>, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = MetaView<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<MetaView<'de>, A::Error> {
+                let mut m = MetaView::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let slot = match &*key {
+                        "io.modelcontextprotocol/protocolVersion" => &mut m.protocol_version,
+                        "io.modelcontextprotocol/clientInfo" => &mut m.client_info,
+                        _ => {
+                            map.next_value::<serde::de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(m)
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
 /// The members of a `tools/list` result the rules read, borrowed: input schemas are
 /// skipped, never built into `Value` trees (a session's tool list can be most of the
 /// bytes an agent's short sessions carry).
@@ -754,14 +803,6 @@ pub fn short_hash(text: &str) -> String {
     h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     h ^= h >> 33;
     format!("{h:016x}")
-}
-
-fn string_at<'v>(v: &'v Value, path: &[&str]) -> Option<&'v str> {
-    let mut cur = v;
-    for p in path {
-        cur = cur.get(p)?;
-    }
-    cur.as_str()
 }
 
 fn info_name(v: Option<&Value>) -> Option<String> {
@@ -842,13 +883,10 @@ impl Correlator {
         let now = self.out.exchanges;
         let info = self.scopes.entry(scope.clone()).or_default();
         info.last = now;
-        let meta = params.meta.as_ref();
-        let meta_version =
-            meta.and_then(|m| string_at(m, &["io.modelcontextprotocol/protocolVersion"]));
-        if let Some(v) = meta_version.or(header) {
+        if let Some(v) = params.meta_version.as_deref().or(header) {
             info.protocol_version = Some(v.to_owned());
         }
-        if let Some(c) = info_name(meta.and_then(|m| m.get("io.modelcontextprotocol/clientInfo"))) {
+        if let Some(c) = info_name(params.meta_client.as_ref()) {
             info.client = Some(c);
         }
         if method == "initialize" {
@@ -1282,8 +1320,12 @@ mod params_tests {
             v.get("requestState").map(|r| r.to_string()),
             arguments_key(v.get("arguments").unwrap_or(&Value::Null)),
             format!(
-                "{:?} {:?} {:?}",
-                v.get("_meta"),
+                "{:?} {:?} {:?} {:?}",
+                v.get("_meta")
+                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+                    .and_then(Value::as_str),
+                v.get("_meta")
+                    .and_then(|m| m.get("io.modelcontextprotocol/clientInfo")),
                 v.get("protocolVersion"),
                 v.get("clientInfo")
             ),
@@ -1307,6 +1349,14 @@ mod params_tests {
                 r#"{"protocolVersion":"2025-06-18","clientInfo":{"name":"c","version":"1"},"_meta":{"progressToken":3}}"#,
             ),
             Some(r#" { "name" : "\u0074" } "#),
+            Some(
+                r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":"2025-11-25","io.modelcontextprotocol/clientInfo":{"name":"x"},"progressToken":"p"}}"#,
+            ),
+            Some(
+                r#"{"_meta":{"io.modelcontextprotocol\/protocolVersion":7,"io.modelcontextprotocol/protocolVersion":"v2"}}"#,
+            ),
+            Some(r#"{"_meta":["io.modelcontextprotocol/protocolVersion"]}"#),
+            Some(r#"{"_meta":{"io.modelcontextprotocol/protocolVersion":{"x":1}},"name":null}"#),
         ] {
             let p = Params::of_text(text);
             let got = (
@@ -1314,7 +1364,10 @@ mod params_tests {
                 p.is_mrtr_followup(),
                 p.request_state.clone(),
                 p.arguments,
-                format!("{:?} {:?} {:?}", p.meta, p.protocol_version, p.client_info),
+                format!(
+                    "{:?} {:?} {:?} {:?}",
+                    p.meta_version, p.meta_client, p.protocol_version, p.client_info
+                ),
             );
             assert_eq!(got, through_value(text), "{text:?}");
         }
