@@ -498,7 +498,7 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
         ev.notes.push("result is missing".to_owned());
         return Verdict::new(Outcome::InvalidToolResult, ev);
     };
-    let Some(view) = ResultView::<Content>::parse(raw) else {
+    let Some(view) = ResultView::read(raw) else {
         ev.notes
             .push(format!("result is {}, not an object", short_raw(raw)));
         return Verdict::new(Outcome::InvalidToolResult, ev);

@@ -41,6 +41,102 @@ impl<'a, C: Deserialize<'a>> ResultView<'a, C> {
     }
 }
 
+impl<'a> ResultView<'a, Content<'a>> {
+    /// `parse` for the `result` of a message already read (so valid JSON), faster:
+    /// the members are found by passing over the text, not by a second parse, and
+    /// what that cannot decide as serde_json would (an escaped key, `content` or a
+    /// block's `text` given twice, content or a `text` that is an object or an
+    /// array, a string serde_json refuses) is left to `parse`, so the view is the
+    /// same either way.
+    pub fn read(raw: &'a str) -> Option<ResultView<'a, Content<'a>>> {
+        scanned(raw).unwrap_or_else(|| ResultView::parse(raw))
+    }
+}
+
+/// `Some(view)` when `raw` could be read as serde_json would read it; `Some(None)`
+/// when `raw` is no object (as `parse` answers); `None` to leave it to `parse`.
+fn scanned(raw: &str) -> Option<Option<ResultView<'_, Content<'_>>>> {
+    use super::scan::{members, skip};
+    if !raw.trim_start().starts_with('{') {
+        return Some(None);
+    }
+    let names: [&[u8]; 5] = [
+        b"resultType",
+        b"isError",
+        b"content",
+        b"requestState",
+        b"inputRequests",
+    ];
+    let ([result_type, is_error, content, request_state, input_requests], counts) =
+        members(raw, names, skip)?;
+    if counts[2] > 1 {
+        return None;
+    }
+    let raw_at = |span: Option<std::ops::Range<usize>>| -> Option<Option<&RawValue>> {
+        match span {
+            None => Some(None),
+            Some(s) => serde_json::from_str::<&RawValue>(raw.get(s)?)
+                .ok()
+                .map(Some),
+        }
+    };
+    let content = match content {
+        None => None,
+        Some(s) => Some(scanned_content(raw.get(s)?)?),
+    };
+    Some(Some(ResultView {
+        result_type: raw_at(result_type)?,
+        is_error: raw_at(is_error)?,
+        content,
+        request_state: raw_at(request_state)?,
+        input_requests: raw_at(input_requests)?,
+    }))
+}
+
+/// `Content` of the raw `content` member, or `None` to leave it to serde_json.
+fn scanned_content(text: &str) -> Option<Content<'_>> {
+    use super::scan::{elements, members, skip};
+    match text.as_bytes().first()? {
+        b'[' => {}
+        // serde_json checks the keys of an object it skips in ways this does not.
+        b'{' => return None,
+        _ => return Some(Content::NotArray),
+    }
+    let mut first_text = None;
+    let mut undecided = false;
+    elements(text, skip, |span| {
+        let block = &text[span];
+        if !block.starts_with('{') {
+            return true;
+        }
+        let Some(([text_span], [count])) = members(block, [b"text"], skip) else {
+            undecided = true;
+            return false;
+        };
+        match (count, text_span.map(|s| &block[s])) {
+            (0, _) => true,
+            (1, Some(t)) if t.starts_with('"') => {
+                let inner = &t[1..t.len() - 1];
+                // memchr's vector search: `str::contains` goes a word at a time.
+                first_text = if memchr::memchr(b'\\', inner.as_bytes()).is_some() {
+                    serde_json::from_str::<String>(t).ok().map(Cow::Owned)
+                } else {
+                    Some(Cow::Borrowed(inner))
+                };
+                undecided = first_text.is_none();
+                false
+            }
+            // A `text` that is a number, `true` or `null`: no text here, look on.
+            (1, Some(t)) if !t.starts_with(['{', '[']) => true,
+            _ => {
+                undecided = true;
+                false
+            }
+        }
+    })?;
+    (!undecided).then_some(Content::Array { first_text })
+}
+
 /// The visitor methods for JSON's scalars (but strings), each answering `$v`: the
 /// views below pass over any value they do not look into.
 macro_rules! scalars_are {
@@ -217,6 +313,7 @@ impl<'de: 'a, 'a, C: Deserialize<'de>> Deserialize<'de> for ResultView<'a, C> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::{prop, prop_oneof, Just, Strategy};
 
     fn raw(s: &str) -> &str {
         serde_json::from_str::<&RawValue>(s).unwrap().get()
@@ -303,5 +400,107 @@ mod tests {
             .unwrap()
             .content
             .is_none());
+    }
+
+    /// `read` must give what `parse` gives, whichever of the two reads a result;
+    /// `read` is only given valid JSON (a member of a message read before).
+    fn same(raw: &str) {
+        if serde_json::from_str::<&RawValue>(raw).is_err() {
+            return;
+        }
+        let fast = format!("{:?}", ResultView::read(raw));
+        let slow = format!("{:?}", ResultView::<Content>::parse(raw));
+        assert_eq!(fast, slow, "{raw:?}");
+    }
+
+    #[test]
+    fn the_scanned_view_is_the_parsed_view() {
+        for raw in [
+            r#"{"content":[{"type":"text","text":"plain"}],"isError":false}"#,
+            r#"{"content":[{"type":"image","data":"AA"},{"text":"a\nb \u00e9"}],"structuredContent":{"k":[1,{"z":"]"}]}}"#,
+            r#"{"content":[1,"s",null,[{"text":"no"}],{"text":5},{"text":"yes"},{"text":"later"}]}"#,
+            r#"{"content":[{"text":"x","text":"y"},{"text":"z"}]}"#,
+            r#"{"content":[{"text":{"a":"b"}},{"text":"z"}]}"#,
+            r#"{"content":{"text":"not a list"}}"#,
+            r#"{"content":"s","content":[{"text":"t"}]}"#,
+            r#"{"content":[{"t\u0065xt":"escaped key"}]}"#,
+            r#"{"content":[{"text":"\ud800 lone"}]}"#,
+            r#"{"resultType":"input_required","requestState":"st","inputRequests":{"a":{}}}"#,
+            r#"{"isError":null,"content":[], "n" : -1.5e+3 , "t":true}"#,
+            r#"[1]"#,
+            r#"  {"content":[ {"text" : "ws"} ] }  "#,
+        ] {
+            same(raw);
+        }
+        assert!(matches!(
+            ResultView::read(r#"{"content":[{"text":"plain"}]}"#)
+                .unwrap()
+                .content,
+            Some(Content::Array {
+                first_text: Some(Cow::Borrowed("plain"))
+            })
+        ));
+    }
+
+    fn block() -> impl Strategy<Value = String> {
+        prop_oneof![
+            Just(r#"{"type":"text","text":"a"}"#.to_owned()),
+            Just(r#"{"text":"a\"b\\c\u0041]"}"#.to_owned()),
+            Just(r#"{"text":"\udc00"}"#.to_owned()),
+            Just(r#"{"text":7}"#.to_owned()),
+            Just(r#"{"text":-0.5e-2,"type":"x"}"#.to_owned()),
+            Just(r#"{"text":null,"type":"x"}"#.to_owned()),
+            Just(r#"{"text":["a"]}"#.to_owned()),
+            Just(r#"{"text":{"k":"v"}}"#.to_owned()),
+            Just(r#"{"text":"1","text":"2"}"#.to_owned()),
+            Just(r#"{"te\u0078t":"k"}"#.to_owned()),
+            Just(
+                r#"{"type":"image","data":"QUFB","mimeType":"image/png","_meta":{"a":[{}]}}"#
+                    .to_owned()
+            ),
+            Just("[]".to_owned()),
+            Just(r#""s""#.to_owned()),
+            Just("3".to_owned()),
+            Just("true".to_owned()),
+            r#"\{ ?"text" ?: ?"[a-z \\\]\}]{0,6}" ?\}"#,
+        ]
+    }
+
+    fn result() -> impl Strategy<Value = String> {
+        let member = prop_oneof![
+            prop::collection::vec(block(), 0..5)
+                .prop_map(|b| format!("\"content\":[{}]", b.join(" , "))),
+            block().prop_map(|b| format!("\"content\":{b}")),
+            Just("\"isError\":true".to_owned()),
+            Just("\"isError\":\"yes\"".to_owned()),
+            Just("\"resultType\":\"complete\"".to_owned()),
+            Just("\"requestState\":{\"s\":[1,2]}".to_owned()),
+            Just("\"inputRequests\":[]".to_owned()),
+            Just("\"_meta\":{\"x\":null}".to_owned()),
+            Just("\"n\": 12".to_owned()),
+        ];
+        prop::collection::vec(member, 0..5).prop_map(|m| format!("{{{}}}", m.join(",")))
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn results_read_alike(raw in result()) {
+            same(&raw);
+        }
+
+        #[test]
+        fn results_one_byte_off_read_alike(
+            raw in result(),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            byte in proptest::sample::select(&b"{}[],:\"\\ 0tu"[..]),
+            insert in proptest::prelude::any::<bool>(),
+        ) {
+            let mut b = raw.into_bytes();
+            let i = at.index(b.len());
+            if insert { b.insert(i, byte) } else { b[i] = byte }
+            if let Ok(t) = String::from_utf8(b) {
+                same(&t);
+            }
+        }
     }
 }

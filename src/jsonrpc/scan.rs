@@ -23,8 +23,29 @@ pub(super) type Spans = [Option<Range<usize>>; 6];
 /// The members' spans when `text` is one JSON object (whitespace around it allowed)
 /// whose keys carry no escapes; `None` for anything else.
 pub(super) fn envelope(text: &str) -> Option<Spans> {
+    let names: [&[u8]; 6] = [b"jsonrpc", b"id", b"method", b"params", b"result", b"error"];
+    members(text, names, value).map(|(spans, _)| spans)
+}
+
+/// How a member's value is passed over: `value` checks it against the grammar,
+/// `skip` trusts text already checked (a member of a message read before).
+pub(super) type Over = fn(&[u8], usize) -> Option<usize>;
+
+/// Each named member's span (the last one of a name given twice) and how many times
+/// the name came.
+pub(super) type Found<const N: usize> = ([Option<Range<usize>>; N], [u8; N]);
+
+/// Where the members named `names` of the JSON object `text` have their values (the
+/// last one of a name given twice), and how many times each name came (up to 255),
+/// when `text` is one object whose keys carry no escapes; `None` for anything else.
+pub(super) fn members<const N: usize>(
+    text: &str,
+    names: [&[u8]; N],
+    over: Over,
+) -> Option<Found<N>> {
     let b = text.as_bytes();
-    let mut spans: Spans = Default::default();
+    let mut spans: [Option<Range<usize>>; N] = std::array::from_fn(|_| None);
+    let mut counts = [0u8; N];
     let mut i = ws(b, 0);
     if b.get(i) != Some(&b'{') {
         return None;
@@ -41,18 +62,10 @@ pub(super) fn envelope(text: &str) -> Option<Spans> {
                 return None;
             }
             let start = ws(b, i + 1);
-            let end = value(b, start)?;
-            let slot = match key {
-                b"jsonrpc" => Some(0),
-                b"id" => Some(1),
-                b"method" => Some(2),
-                b"params" => Some(3),
-                b"result" => Some(4),
-                b"error" => Some(5),
-                _ => None,
-            };
-            if let Some(s) = slot {
-                spans[s] = Some(start..end);
+            let end = over(b, start)?;
+            if let Some(n) = names.iter().position(|&name| name == key) {
+                spans[n] = Some(start..end);
+                counts[n] = counts[n].saturating_add(1);
             }
             i = ws(b, end);
             match b.get(i) {
@@ -65,7 +78,83 @@ pub(super) fn envelope(text: &str) -> Option<Spans> {
             }
         }
     }
-    (ws(b, i) == b.len()).then_some(spans)
+    (ws(b, i) == b.len()).then_some((spans, counts))
+}
+
+/// Calls `each` with the span of every element of the JSON array `text` until it
+/// answers false; `None` when `text` is not one array.
+pub(super) fn elements(
+    text: &str,
+    over: Over,
+    mut each: impl FnMut(Range<usize>) -> bool,
+) -> Option<()> {
+    let b = text.as_bytes();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        return (ws(b, i + 1) == b.len()).then_some(());
+    }
+    loop {
+        let end = over(b, i)?;
+        if !each(i..end) {
+            return Some(());
+        }
+        i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b']') => return (ws(b, i + 1) == b.len()).then_some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// The end of the value at `i` in text already checked against the grammar: a
+/// string's end is found with memchr, other bytes are counted for nesting only.
+pub(super) fn skip(b: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    loop {
+        match *b.get(i)? {
+            b'"' => {
+                i += 1;
+                loop {
+                    i += memchr2(b'"', b'\\', b.get(i..)?)?;
+                    if b[i] == b'"' {
+                        break;
+                    }
+                    i += 2;
+                }
+                i += 1;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                i += 1;
+            }
+            _ if depth > 0 => {
+                i += 1;
+                continue;
+            }
+            // A number or a literal.
+            _ => {
+                while b
+                    .get(i)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'+'))
+                {
+                    i += 1;
+                }
+                return Some(i);
+            }
+        }
+        if depth == 0 {
+            return Some(i);
+        }
+    }
 }
 
 fn ws(b: &[u8], mut i: usize) -> usize {
