@@ -60,15 +60,16 @@ fn scanned(raw: &str) -> Option<Option<ResultView<'_, Content<'_>>>> {
     if !raw.trim_start().starts_with('{') {
         return Some(None);
     }
-    let names: [&[u8]; 5] = [
-        b"resultType",
-        b"isError",
-        b"content",
-        b"requestState",
-        b"inputRequests",
-    ];
+    let slot = |key: &[u8]| match key {
+        b"resultType" => Some(0),
+        b"isError" => Some(1),
+        b"content" => Some(2),
+        b"requestState" => Some(3),
+        b"inputRequests" => Some(4),
+        _ => None,
+    };
     let ([result_type, is_error, content, request_state, input_requests], counts) =
-        members(raw, names, skip)?;
+        members(raw, slot, skip)?;
     if counts[2] > 1 {
         return None;
     }
@@ -109,7 +110,8 @@ fn scanned_content(text: &str) -> Option<Content<'_>> {
         if !block.starts_with('{') {
             return true;
         }
-        let Some(([text_span], [count])) = members(block, [b"text"], skip) else {
+        let text_slot = |key: &[u8]| (key == b"text").then_some(0);
+        let Some(([text_span], [count])) = members(block, text_slot, skip) else {
             undecided = true;
             return false;
         };

@@ -23,8 +23,16 @@ pub(super) type Spans = [Option<Range<usize>>; 6];
 /// The members' spans when `text` is one JSON object (whitespace around it allowed)
 /// whose keys carry no escapes; `None` for anything else.
 pub(super) fn envelope(text: &str) -> Option<Spans> {
-    let names: [&[u8]; 6] = [b"jsonrpc", b"id", b"method", b"params", b"result", b"error"];
-    members(text, names, value).map(|(spans, _)| spans)
+    let slot = |key: &[u8]| match key {
+        b"jsonrpc" => Some(0),
+        b"id" => Some(1),
+        b"method" => Some(2),
+        b"params" => Some(3),
+        b"result" => Some(4),
+        b"error" => Some(5),
+        _ => None,
+    };
+    members(text, slot, value).map(|(spans, _)| spans)
 }
 
 /// How a member's value is passed over: `value` checks it against the grammar,
@@ -35,12 +43,12 @@ pub(super) type Over = fn(&[u8], usize) -> Option<usize>;
 /// the name came.
 pub(super) type Found<const N: usize> = ([Option<Range<usize>>; N], [u8; N]);
 
-/// Where the members named `names` of the JSON object `text` have their values (the
-/// last one of a name given twice), and how many times each name came (up to 255),
+/// Where the members of the JSON object `text` that `slot` numbers have their values
+/// (the last one of a key given twice), and how many times each came (up to 255),
 /// when `text` is one object whose keys carry no escapes; `None` for anything else.
 pub(super) fn members<const N: usize>(
     text: &str,
-    names: [&[u8]; N],
+    slot: impl Fn(&[u8]) -> Option<usize>,
     over: Over,
 ) -> Option<Found<N>> {
     let b = text.as_bytes();
@@ -63,7 +71,7 @@ pub(super) fn members<const N: usize>(
             }
             let start = ws(b, i + 1);
             let end = over(b, start)?;
-            if let Some(n) = names.iter().position(|&name| name == key) {
+            if let Some(n) = slot(key).filter(|&n| n < N) {
                 spans[n] = Some(start..end);
                 counts[n] = counts[n].saturating_add(1);
             }
