@@ -106,7 +106,12 @@ fn scanned_content(text: &str) -> Option<Content<'_>> {
     let mut first_text = None;
     let mut undecided = false;
     elements(text, skip, |span| {
-        let block = &text[span];
+        // Ranges the scanner gave fall on character boundaries; `get` all the same,
+        // so that a slip could only send the result to `parse`, never panic.
+        let Some(block) = text.get(span) else {
+            undecided = true;
+            return false;
+        };
         if !block.starts_with('{') {
             return true;
         }
@@ -115,10 +120,13 @@ fn scanned_content(text: &str) -> Option<Content<'_>> {
             undecided = true;
             return false;
         };
-        match (count, text_span.map(|s| &block[s])) {
+        match (count, text_span.and_then(|s| block.get(s))) {
             (0, _) => true,
             (1, Some(t)) if t.starts_with('"') => {
-                let inner = &t[1..t.len() - 1];
+                let Some(inner) = t.get(1..t.len() - 1) else {
+                    undecided = true;
+                    return false;
+                };
                 // memchr's vector search: `str::contains` goes a word at a time.
                 first_text = if memchr::memchr(b'\\', inner.as_bytes()).is_some() {
                     serde_json::from_str::<String>(t).ok().map(Cow::Owned)
