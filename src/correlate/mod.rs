@@ -599,10 +599,19 @@ impl Params {
     /// `params` given as raw JSON; anything but an object reads as no members, as
     /// it would through `Value`.
     pub(super) fn of_text(text: Option<&str>) -> Params {
-        let view = text
-            .filter(|t| t.trim_start().starts_with('{'))
-            .and_then(|t| serde_json::from_str::<ParamsView>(t).ok())
-            .unwrap_or_default();
+        let [name, arguments, meta, protocol_version, client_info, input_responses, request_state] =
+            named(
+                text,
+                [
+                    "name",
+                    "arguments",
+                    "_meta",
+                    "protocolVersion",
+                    "clientInfo",
+                    "inputResponses",
+                    "requestState",
+                ],
+            );
         let parse = |r: Option<&serde_json::value::RawValue>| {
             r.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
         };
@@ -610,24 +619,24 @@ impl Params {
             r.filter(|r| r.get().starts_with('"'))
                 .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
         };
-        let name = string(view.name);
         // Most `_meta` carry a progress token only: its members are found, not built.
-        let meta = view
-            .meta
-            .filter(|m| m.get().starts_with('{'))
-            .and_then(|m| serde_json::from_str::<MetaView>(m.get()).ok())
-            .unwrap_or_default();
-        let input_responses = view.input_responses.is_some();
-        let request_state = parse(view.request_state);
+        let [meta_version, meta_client] = named(
+            meta.map(|m| m.get()),
+            [
+                "io.modelcontextprotocol/protocolVersion",
+                "io.modelcontextprotocol/clientInfo",
+            ],
+        );
+        let request_state = parse(request_state);
         Params {
-            name,
-            meta_version: string(meta.protocol_version),
-            meta_client: parse(meta.client_info),
-            protocol_version: parse(view.protocol_version),
-            client_info: parse(view.client_info),
-            mrtr: input_responses || request_state.is_some(),
+            name: string(name),
+            meta_version: string(meta_version),
+            meta_client: parse(meta_client),
+            protocol_version: parse(protocol_version),
+            client_info: parse(client_info),
+            mrtr: input_responses.is_some() || request_state.is_some(),
             request_state: request_state.map(|v| v.to_string()),
-            arguments: arguments_key(&parse(view.arguments).unwrap_or(Value::Null)),
+            arguments: arguments_key(&parse(arguments).unwrap_or(Value::Null)),
         }
     }
 
@@ -648,91 +657,43 @@ impl Params {
     }
 }
 
-/// The members of `params` the rules read, as borrowed raw JSON.
-#[derive(Default)]
-struct ParamsView<'a> {
-    name: Option<&'a serde_json::value::RawValue>,
-    arguments: Option<&'a serde_json::value::RawValue>,
-    meta: Option<&'a serde_json::value::RawValue>,
-    protocol_version: Option<&'a serde_json::value::RawValue>,
-    client_info: Option<&'a serde_json::value::RawValue>,
-    input_responses: Option<&'a serde_json::value::RawValue>,
-    request_state: Option<&'a serde_json::value::RawValue>,
-}
-
-impl<'de> serde::Deserialize<'de> for ParamsView<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<ParamsView<'de>, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = ParamsView<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<ParamsView<'de>, A::Error> {
-                // A member given twice keeps its last value, as a `Value` map does.
-                let mut p = ParamsView::default();
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    let slot = match &*key {
-                        "name" => &mut p.name,
-                        "arguments" => &mut p.arguments,
-                        "_meta" => &mut p.meta,
-                        "protocolVersion" => &mut p.protocol_version,
-                        "clientInfo" => &mut p.client_info,
-                        "inputResponses" => &mut p.input_responses,
-                        "requestState" => &mut p.request_state,
-                        _ => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    *slot = Some(map.next_value()?);
-                }
-                Ok(p)
-            }
+/// The members named `names` of the JSON object `text`, as borrowed raw JSON (the
+/// last of a name given twice, as in a `Value` map); all absent when `text` is not
+/// an object, as a `Value` reading would find them.
+fn named<'a, const N: usize>(
+    text: Option<&'a str>,
+    names: [&'static str; N],
+) -> [Option<&'a serde_json::value::RawValue>; N] {
+    struct V<const N: usize>([&'static str; N]);
+    impl<'de, const N: usize> serde::de::Visitor<'de> for V<N> {
+        type Value = [Option<&'de serde_json::value::RawValue>; N];
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an object")
         }
-        d.deserialize_map(V)
-    }
-}
-
-/// The members of `params._meta` the rules read, as borrowed raw JSON.
-#[derive(Default)]
-struct MetaView<'a> {
-    protocol_version: Option<&'a serde_json::value::RawValue>,
-    client_info: Option<&'a serde_json::value::RawValue>,
-}
-
-impl<'de> serde::Deserialize<'de> for MetaView<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<MetaView<'de>, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = MetaView<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<MetaView<'de>, A::Error> {
-                let mut m = MetaView::default();
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    let slot = match &*key {
-                        "io.modelcontextprotocol/protocolVersion" => &mut m.protocol_version,
-                        "io.modelcontextprotocol/clientInfo" => &mut m.client_info,
-                        _ => {
-                            map.next_value::<serde::de::IgnoredAny>()?;
-                            continue;
-                        }
-                    };
-                    *slot = Some(map.next_value()?);
+        fn visit_map<A: serde::de::MapAccess<'de>>(
+            self,
+            mut map: A,
+        ) -> Result<Self::Value, A::Error> {
+            let mut found = [None; N];
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                match self.0.iter().position(|n| *n == key) {
+                    Some(i) => found[i] = Some(map.next_value()?),
+                    None => {
+                        map.next_value::<serde::de::IgnoredAny>()?;
+                    }
                 }
-                Ok(m)
             }
+            Ok(found)
         }
-        d.deserialize_map(V)
     }
+    let read = |t: &'a str| {
+        let mut de = serde_json::Deserializer::from_str(t);
+        let found = serde::Deserializer::deserialize_map(&mut de, V(names))?;
+        de.end().map(|()| found)
+    };
+    text.filter(|t| t.trim_start().starts_with('{'))
+        .and_then(|t| read(t).ok())
+        .unwrap_or([None; N])
 }
 
 /// The members of a `tools/list` result the rules read, borrowed: input schemas are
