@@ -25,7 +25,7 @@ use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Read;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use tcp::{Chunk, HalfStream, Segment};
 use tls::{KeyLog, Keyring};
@@ -799,12 +799,11 @@ enum End2 {
 }
 
 impl Conn {
-    fn endpoint(&self, d: usize) -> String {
+    /// One end of the connection; it prints as `ip:port` (`[ip]:port` for IPv6), and
+    /// is only printed when needed: most connections never print theirs.
+    fn endpoint(&self, d: usize) -> SocketAddr {
         let (ip, port) = self.ends.get(d).copied().unwrap_or(self.ends[0]);
-        match ip {
-            IpAddr::V4(a) => format!("{a}:{port}"),
-            IpAddr::V6(a) => format!("[{a}]:{port}"),
-        }
+        SocketAddr::new(ip, port)
     }
 
     fn feed(&mut self, d: usize, chunks: Vec<Chunk>, caps: Caps, tx: &mut TlsCx, cx: &mut Ctx) {
@@ -1120,7 +1119,7 @@ impl Conn {
 
     fn begin_h2(&mut self, opening: Opening, frame: u64, caps: Caps, cx: &mut Ctx) {
         self.proto = Proto::Http2;
-        let server = self.endpoint(1 - self.client.unwrap_or(0));
+        let server = self.endpoint(1 - self.client.unwrap_or(0)).to_string();
         self.h2 = Some(Box::new(Http2::new(caps, server, opening, frame, cx)));
         // Bytes the other side sent while the connection was undecided were passed
         // over; like HTTP/1.1, that is a capture joined mid-connection on that side.

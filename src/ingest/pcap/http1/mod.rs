@@ -26,6 +26,7 @@ use body::{Content, Kept};
 use framing::{request_framing, response_framing, Framing};
 use head::{find_method, find_status, head_end, parse_head, Next, RawHead};
 use std::collections::VecDeque;
+use std::net::SocketAddr;
 
 /// Largest request or response head read.
 const HEAD_CAP: usize = 64 << 10;
@@ -169,7 +170,7 @@ enum Head {
 pub struct Http1 {
     caps: Caps,
     /// `server-ip:port`, for request URLs without a Host header.
-    server: String,
+    server: SocketAddr,
     client: Side,
     srv: Side,
     pending: VecDeque<Pending>,
@@ -192,7 +193,7 @@ pub struct H2cUpgrade {
 }
 
 impl Http1 {
-    pub fn new(caps: Caps, server: String) -> Http1 {
+    pub fn new(caps: Caps, server: SocketAddr) -> Http1 {
         Http1 {
             caps,
             server,
@@ -573,8 +574,10 @@ impl Http1 {
             } => {
                 let framing = request_framing(&headers);
                 let url = if target.starts_with('/') {
-                    let host = headers.get("host").unwrap_or(&self.server);
-                    format!("http://{host}{target}")
+                    match headers.get("host") {
+                        Some(host) => format!("http://{host}{target}"),
+                        None => format!("http://{}{target}", self.server),
+                    }
                 } else {
                     target
                 };
@@ -951,7 +954,7 @@ mod tests {
     /// Feeds the client stream in the given pieces; the request targets read and
     /// the diagnostics' kinds.
     fn requests(pieces: &[&[u8]]) -> (Vec<String>, Vec<Kind>, u64) {
-        let mut h = Http1::new(caps(), "10.0.0.1:80".into());
+        let mut h = Http1::new(caps(), "10.0.0.1:80".parse().expect("an address"));
         let (mut diags, mut out) = (Vec::new(), Vec::new());
         let mut cx = Ctx {
             diags: &mut diags,
