@@ -10,6 +10,7 @@
 mod http1;
 mod http2;
 mod link;
+mod table;
 mod tcp;
 pub mod tls;
 
@@ -22,11 +23,11 @@ use http2::{Dir, Http2, Opening};
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
+use table::Table;
 use tcp::{Chunk, HalfStream, Segment};
 use tls::{KeyLog, Keyring};
 
@@ -220,8 +221,6 @@ struct Conn {
     reported: bool,
     /// Wireshark's `tcp.stream` for this connection.
     stream: u64,
-    /// Its key in `State::by_recency`.
-    tick: u64,
 }
 
 struct State {
@@ -234,16 +233,13 @@ struct State {
     /// The next connection's `tcp.stream` (Wireshark counts from 0, in order of
     /// each conversation's first packet).
     next_stream: u64,
-    /// Boxed: the table moves 8 bytes per entry when it grows or when a packet takes
-    /// its connection out and puts it back, not the whole connection.
-    conns: HashMap<ConnKey, Box<Conn>>,
+    /// Live connections in order of their last packet: evicting the least recently
+    /// active is one unlink, never a scan. Boxed: a packet takes its connection out
+    /// and puts it back, 8 bytes moved, not the whole connection.
+    conns: Table<ConnKey, Box<Conn>>,
     out: Vec<Exchange>,
     /// Problems and notices, typed, until the next drain.
     diags: Vec<Problem>,
-    /// Connections by recency: the tick of their last packet → key. Evicting the
-    /// least recently active is one `pop_first`, never a scan of the table.
-    by_recency: BTreeMap<u64, ConnKey>,
-    tick: u64,
     /// Connections looked at to choose one to evict (tests check it is one per eviction).
     evict_work: u64,
     /// `MAX_CONNS`, smaller in tests.
@@ -280,12 +276,10 @@ impl State {
             last_ts: Timestamp(0),
             legacy: None,
             ifaces: Vec::new(),
-            conns: HashMap::new(),
+            conns: Table::new(),
             next_stream: 0,
             out: Vec::new(),
             diags: Vec::new(),
-            by_recency: BTreeMap::new(),
-            tick: 0,
             evict_work: 0,
             max_conns: MAX_CONNS,
             counts: HashMap::new(),
@@ -475,55 +469,57 @@ impl State {
         let key = if from <= to { (from, to) } else { (to, from) };
         if opening {
             // A new SYN on a 4-tuple already in use: the old connection is over.
-            let reused = self
-                .conns
-                .get(&key)
-                .is_some_and(|c| c.bytes.iter().any(|&b| b > 0) || c.fin_done.iter().any(|&f| f));
-            if reused {
-                if let Some(c) = self.conns.remove(&key) {
-                    self.by_recency.remove(&c.tick);
-                    self.close(c, End2::CaptureEnded);
+            if let Some(slot) = self.conns.find(&key) {
+                let reused = self.conns.get(slot).is_some_and(|c| {
+                    c.bytes.iter().any(|&b| b > 0) || c.fin_done.iter().any(|&f| f)
+                });
+                if reused {
+                    if let Some(c) = self.conns.remove(slot) {
+                        self.close(c, End2::CaptureEnded);
+                    }
                 }
             }
         }
-        if !self.conns.contains_key(&key) {
-            if seg.data.is_empty() && !seg.syn && !seg.fin {
-                // A bare ACK or RST of a connection we know nothing of.
-                return;
+        let slot = match self.conns.find(&key) {
+            Some(slot) => slot,
+            None => {
+                if seg.data.is_empty() && !seg.syn && !seg.fin {
+                    // A bare ACK or RST of a connection we know nothing of.
+                    return;
+                }
+                if self.conns.len() >= self.max_conns {
+                    self.evict();
+                }
+                let slot = self.conns.insert(
+                    key,
+                    Box::new(Conn {
+                        ends: [from, to],
+                        half: [HalfStream::new(self.ooo_cap), HalfStream::new(self.ooo_cap)],
+                        proto: Proto::Undecided,
+                        probe: [Vec::new(), Vec::new()],
+                        start: [None, None],
+                        client: opening.then_some(0),
+                        http: None,
+                        h2: None,
+                        tls: None,
+                        fin_done: [false, false],
+                        bytes: [0, 0],
+                        skipped: [0, 0],
+                        first_frame: seg.frame,
+                        last_frame: seg.frame,
+                        last_ts: seg.ts,
+                        reported: false,
+                        stream: self.next_stream,
+                    }),
+                );
+                self.next_stream += 1;
+                slot
             }
-            if self.conns.len() >= self.max_conns {
-                self.evict();
-            }
-            self.conns.insert(
-                key,
-                Box::new(Conn {
-                    ends: [from, to],
-                    half: [HalfStream::new(self.ooo_cap), HalfStream::new(self.ooo_cap)],
-                    proto: Proto::Undecided,
-                    probe: [Vec::new(), Vec::new()],
-                    start: [None, None],
-                    client: opening.then_some(0),
-                    http: None,
-                    h2: None,
-                    tls: None,
-                    fin_done: [false, false],
-                    bytes: [0, 0],
-                    skipped: [0, 0],
-                    first_frame: seg.frame,
-                    last_frame: seg.frame,
-                    last_ts: seg.ts,
-                    reported: false,
-                    stream: self.next_stream,
-                    tick: 0,
-                }),
-            );
-            self.next_stream += 1;
-        }
-        let Some(mut c) = self.conns.remove(&key) else {
+        };
+        let Some(mut c) = self.conns.take(slot) else {
             return;
         };
         let before = self.out.len();
-        self.by_recency.remove(&c.tick);
         let d = usize::from(c.ends[0] != from);
         c.last_ts = c.last_ts.max(seg.ts);
         c.last_frame = seg.frame;
@@ -561,19 +557,18 @@ impl State {
             }
             self.opaque_tls += tx.opaque;
             self.trail(before, c.stream, c.tls_trail());
+            self.conns.remove(slot);
             self.close(c, End2::Reset);
             return;
         }
         self.opaque_tls += tx.opaque;
         self.trail(before, c.stream, c.tls_trail());
         if c.fin_done[0] && c.fin_done[1] {
+            self.conns.remove(slot);
             self.close(c, End2::Closed);
             return;
         }
-        self.tick += 1;
-        c.tick = self.tick;
-        self.by_recency.insert(self.tick, key);
-        self.conns.insert(key, c);
+        self.conns.put_back(slot, c);
     }
 
     /// Marks the exchanges emitted since `before` as ended at the current frame of
@@ -652,11 +647,8 @@ impl State {
 
     /// Closes the least recently active connection to make room for a new one.
     fn evict(&mut self) {
-        while let Some((_, key)) = self.by_recency.pop_first() {
+        if let Some(c) = self.conns.pop_oldest() {
             self.evict_work += 1;
-            let Some(c) = self.conns.remove(&key) else {
-                continue;
-            };
             // The first is listed with its frame; the rest are counted at the end, as
             // they all say the same.
             self.evicted += 1;
@@ -668,7 +660,6 @@ impl State {
                 );
             }
             self.close(c, End2::CaptureEnded);
-            return;
         }
     }
 
@@ -738,8 +729,7 @@ impl State {
     }
 
     fn finish(&mut self) {
-        self.by_recency.clear();
-        let mut conns: Vec<Box<Conn>> = self.conns.drain().map(|(_, c)| c).collect();
+        let mut conns: Vec<Box<Conn>> = self.conns.drain();
         conns.sort_by_key(|c| c.first_frame);
         for c in conns {
             self.close(c, End2::CaptureEnded);
@@ -1347,8 +1337,8 @@ mod tests {
                 // recent and goes first.
                 st.tcp(client(10_000), server, syn(64), false, false);
                 st.tcp(client(10_064), server, syn(65), false, true);
-                assert!(st.conns.contains_key(&key(10_000)));
-                assert!(!st.conns.contains_key(&key(10_001)));
+                assert!(st.conns.find(&key(10_000)).is_some());
+                assert!(st.conns.find(&key(10_001)).is_none());
                 continue;
             }
             st.tcp(
@@ -1362,12 +1352,7 @@ mod tests {
         assert_eq!(st.conns.len(), 64);
         // One connection looked at per eviction, however full the table is.
         assert_eq!(st.evict_work, 1000 - 64);
-        assert!(st.conns.contains_key(&key(10_999)), "the newest stays");
-        assert_eq!(
-            st.by_recency.len(),
-            st.conns.len(),
-            "the index follows the table"
-        );
+        assert!(st.conns.find(&key(10_999)).is_some(), "the newest stays");
         let evicted: Vec<_> = st.diags.iter().filter(|d| d.kind == Kind::Cap).collect();
         assert_eq!(
             evicted.len(),
