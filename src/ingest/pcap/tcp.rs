@@ -23,11 +23,12 @@ const RECENT: usize = 64 << 10;
 
 /// What a direction delivers, in stream order.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Chunk {
+pub enum Chunk<'a> {
     /// Contiguous bytes; `ts` is when they became deliverable, `frame` the frame
-    /// that carried their first byte.
+    /// that carried their first byte. Borrowed from the packet in the common case
+    /// (the next bytes in order, nothing held), so most payload is never copied here.
     Data {
-        bytes: Vec<u8>,
+        bytes: Cow<'a, [u8]>,
         ts: Timestamp,
         frame: u64,
     },
@@ -138,7 +139,7 @@ impl HalfStream {
     }
 
     /// Takes one segment; pushes whatever became contiguous to `out`.
-    pub fn push(&mut self, seg: Segment<'_>, out: &mut Vec<Chunk>) {
+    pub fn push<'a>(&mut self, seg: Segment<'a>, out: &mut Vec<Chunk<'a>>) {
         let mut seq = seg.seq;
         if seg.syn {
             // The SYN takes one sequence number; data (rare) starts after it.
@@ -172,7 +173,7 @@ impl HalfStream {
 
     /// Gives up on every hole: delivers what is held, with gaps between, and a gap
     /// for bytes missing before the FIN. Used on reset and at end of capture.
-    pub fn flush(&mut self, ts: Timestamp, out: &mut Vec<Chunk>) {
+    pub fn flush(&mut self, ts: Timestamp, out: &mut Vec<Chunk<'_>>) {
         while let Some((&k, _)) = self.pending.first_key_value() {
             self.skip_to(k, out);
             self.drain(ts, out);
@@ -182,7 +183,7 @@ impl HalfStream {
         }
     }
 
-    fn skip_to(&mut self, to: u64, out: &mut Vec<Chunk>) {
+    fn skip_to(&mut self, to: u64, out: &mut Vec<Chunk<'_>>) {
         if to > self.next {
             let len = to - self.next;
             self.stats.gap_bytes += len;
@@ -361,7 +362,7 @@ impl HalfStream {
         self.recent.get(from..from.checked_add(len)?)
     }
 
-    fn drain(&mut self, ts: Timestamp, out: &mut Vec<Chunk>) {
+    fn drain(&mut self, ts: Timestamp, out: &mut Vec<Chunk<'_>>) {
         while let Some(entry) = self.pending.first_entry() {
             if *entry.key() != self.next {
                 break;
@@ -385,19 +386,21 @@ impl HalfStream {
     }
 
     /// Hands on the next `bytes` of the stream.
-    fn deliver(&mut self, bytes: Cow<[u8]>, ts: Timestamp, frame: u64, out: &mut Vec<Chunk>) {
+    fn deliver<'a>(
+        &mut self,
+        bytes: Cow<'a, [u8]>,
+        ts: Timestamp,
+        frame: u64,
+        out: &mut Vec<Chunk<'a>>,
+    ) {
         self.advance(bytes.len() as u64);
         self.remember(&bytes);
         // Join with the previous chunk when it is contiguous and in the same
         // delivery, so callers see fewer, larger pieces.
         if let Some(Chunk::Data { bytes: prev, .. }) = out.last_mut() {
-            prev.extend_from_slice(&bytes);
+            prev.to_mut().extend_from_slice(&bytes);
         } else {
-            out.push(Chunk::Data {
-                bytes: bytes.into_owned(),
-                ts,
-                frame,
-            });
+            out.push(Chunk::Data { bytes, ts, frame });
         }
     }
 
@@ -413,7 +416,7 @@ impl HalfStream {
         }
     }
 
-    fn enforce_cap(&mut self, ts: Timestamp, out: &mut Vec<Chunk>) {
+    fn enforce_cap(&mut self, ts: Timestamp, out: &mut Vec<Chunk<'_>>) {
         while self.pending_bytes > self.cap || self.pending.len() > MAX_HELD_SEGMENTS {
             let Some((&k, _)) = self.pending.first_key_value() else {
                 break;
@@ -443,7 +446,7 @@ mod tests {
     }
 
     /// The stream as text, gaps as `<gap N>`.
-    fn render(chunks: &[Chunk]) -> String {
+    fn render(chunks: &[Chunk<'_>]) -> String {
         let mut s = String::new();
         for c in chunks {
             match c {
