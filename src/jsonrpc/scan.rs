@@ -178,9 +178,8 @@ fn plain_key(b: &[u8], i: usize) -> Option<usize> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
-    let rest = b.get(i + 1..)?;
-    let n = memchr2(b'"', b'\\', rest)?;
-    (rest[n] == b'"' && !has_control(&rest[..n])).then_some(i + 1 + n + 1)
+    let j = special(b, i + 1)?;
+    (b[j] == b'"').then_some(j + 1)
 }
 
 /// True when `s` holds a byte JSON forbids unescaped in a string.
@@ -193,21 +192,7 @@ fn has_control(s: &[u8]) -> bool {
 fn string(b: &[u8], i: usize) -> Option<usize> {
     let mut at = i + 1;
     loop {
-        // Most strings (keys, names, types) end within a few bytes, found byte by
-        // byte; a longer one is searched with memchr and checked in bulk.
-        let short = b.len().min(at + 16);
-        let mut j = at;
-        while j < short && !matches!(b[j], b'"' | b'\\' | 0..=0x1f) {
-            j += 1;
-        }
-        if j == short {
-            let rest = b.get(j..)?;
-            let n = memchr2(b'"', b'\\', rest)?;
-            if has_control(&rest[..n]) {
-                return None;
-            }
-            j += n;
-        }
+        let j = special(b, at)?;
         at = j + match b[j] {
             b'"' => return Some(j + 1),
             b'\\' => match b.get(j + 1)? {
@@ -218,6 +203,49 @@ fn string(b: &[u8], i: usize) -> Option<usize> {
             _ => return None,
         };
     }
+}
+
+/// The first quote, backslash or control character at or after `at`; `None` when a
+/// control character comes first (never valid in a string) or nothing does.
+fn special(b: &[u8], at: usize) -> Option<usize> {
+    // Most strings (keys, names, types) end within a few bytes: the first 16 are
+    // looked at 8 at a time in a register; a longer string is searched with memchr
+    // and checked in bulk.
+    let mut j = at;
+    while j < at + 16 {
+        let Some(word) = b.get(j..j + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else {
+            // Fewer than 8 bytes left: byte by byte.
+            let rest = b.get(j..)?;
+            return rest
+                .iter()
+                .position(|c| matches!(c, b'"' | b'\\' | 0..=0x1f))
+                .map(|n| j + n);
+        };
+        let hits = special_bytes(u64::from_le_bytes(word));
+        if hits != 0 {
+            return Some(j + (hits.trailing_zeros() / 8) as usize);
+        }
+        j += 8;
+    }
+    let rest = b.get(j..)?;
+    let n = memchr2(b'"', b'\\', rest)?;
+    if has_control(rest.get(..n)?) {
+        return None;
+    }
+    Some(j + n)
+}
+
+/// The high bit of each byte of `w` that may be a quote, a backslash or a control
+/// character. Exact for the lowest such byte (little-endian: the first in the
+/// text), which is all `special` reads: a borrow can only mark bytes after it.
+fn special_bytes(w: u64) -> u64 {
+    const ONES: u64 = u64::MAX / 255;
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w;
+    let q = w ^ (ONES * u64::from(b'"'));
+    let quote = q.wrapping_sub(ONES) & !q;
+    let s = w ^ (ONES * u64::from(b'\\'));
+    let slash = s.wrapping_sub(ONES) & !s;
+    (below_space | quote | slash) & (ONES << 7)
 }
 
 /// The end of the number starting at `i`.
@@ -369,6 +397,40 @@ b"}"#,
             r#"{"id":"#,
         ] {
             assert!(envelope(text).is_none(), "{text}");
+        }
+    }
+
+    /// Each control character, at each place of a string up to past the first 16
+    /// bytes (read a word at a time) and in a long one (searched with memchr), as a
+    /// key and as a value: never taken. And the same strings without it are.
+    #[test]
+    fn a_control_character_anywhere_in_a_string_is_never_taken() {
+        for len in [1usize, 7, 8, 9, 15, 16, 17, 24, 40, 100] {
+            for at in 0..len {
+                for c in (0u8..0x20).chain([b'"', b'\\']) {
+                    let mut s = vec![b'a'; len];
+                    s[at] = c;
+                    let s = String::from_utf8(s).unwrap();
+                    let value = format!(r#"{{"id":"{s}","method":"m"}}"#);
+                    let key = format!(r#"{{"{s}":1,"id":2}}"#);
+                    if c == b'"' {
+                        // A quote ends the string early: what follows is not JSON.
+                        assert!(envelope(&value).is_none(), "{value:?}");
+                        continue;
+                    }
+                    if c == b'\\' {
+                        // `\a` is no escape.
+                        assert!(envelope(&value).is_none(), "{value:?}");
+                        continue;
+                    }
+                    assert!(envelope(&value).is_none(), "{value:?}");
+                    assert!(envelope(&key).is_none(), "{key:?}");
+                }
+            }
+            let plain = "a".repeat(len);
+            let value = format!(r#"{{"id":"{plain}","method":"m"}}"#);
+            assert_eq!(envelope(&value).and_then(|s| s[1].clone()), Some(6..8 + len));
+            assert!(envelope(&format!(r#"{{"{plain}":1,"id":2}}"#)).is_some());
         }
     }
 
