@@ -315,6 +315,20 @@ impl Entries for State<'_> {
         Ok(())
     }
 
+    fn entry_at_start(&mut self, bytes: &[u8], cap: usize) -> Option<usize> {
+        // The same parse as `entry` gives on the entry's own text: serde_json reads a
+        // value the same from a slice that goes on past it, and the UTF-8 check of
+        // the whole entry (ignored members included) is the one `entry`'s caller makes.
+        let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<RawEntry>();
+        let raw = values.next()?.ok()?;
+        let len = values.byte_offset();
+        if len > cap || std::str::from_utf8(bytes.get(..len)?).is_err() {
+            return None;
+        }
+        self.take(raw);
+        Some(len)
+    }
+
     fn bad(&mut self, e: serde_json::Error) {
         let entry = self.next_index;
         self.next_index += 1;
@@ -1099,6 +1113,70 @@ mod tests {
         assert_eq!(b64("a").unwrap_err(), b"a");
         assert_eq!(b64("aGVs*").unwrap_err(), b"aGVs*");
         assert_eq!(b64("aG=Vs").unwrap_err(), b"aG=Vs");
+    }
+
+    /// Gives at most `step` bytes per read, so that entries arrive cut at every
+    /// place and are read by scanning for their end, not parsed where they start.
+    struct Trickle<'a> {
+        bytes: &'a [u8],
+        step: usize,
+    }
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.step.min(out.len()).min(self.bytes.len());
+            out[..n].copy_from_slice(&self.bytes[..n]);
+            self.bytes = &self.bytes[n..];
+            Ok(n)
+        }
+    }
+
+    fn outcome(reader: impl Read) -> String {
+        let mut sink = Collect::default();
+        let r = read_with_window(reader, &Limits::default(), &mut sink, 8);
+        format!("{r:?} {:?} {:?} {:?}", sink.exchanges, sink.problems, sink.notices)
+    }
+
+    /// An entry parsed where it starts in the buffer gives what the scanning path
+    /// gives: good entries, one that is JSON but no entry, a duplicate member, an
+    /// escaped and spaced one; and one whose ignored member is not UTF-8 ends the
+    /// list with the same problem at the same place either way.
+    #[test]
+    fn entries_parsed_in_place_read_as_scanned_ones_do() {
+        let doc = |list: &[Vec<u8>]| {
+            let mut doc = br#"{"log":{"entries":["#.to_vec();
+            doc.extend(list.join(&b","[..]));
+            doc.extend(br#"]}}"#);
+            doc
+        };
+        let mut list: Vec<Vec<u8>> = (0..40)
+            .map(|i| entry("2026-01-01T00:00:01Z", i).into_bytes())
+            .collect();
+        list[5] = br#"{"request":5}"#.to_vec();
+        list[9] = br#"{"time":1,"time":2}"#.to_vec();
+        list[12] = br#" { "startedDateTime" : "2026-01-01T00:00:01Z" , "request" : { "method" : "GET" , "url" : "http://h/\u00e9" } } "#.to_vec();
+        let good = doc(&list);
+        let whole = outcome(&good[..]);
+        assert!(whole.starts_with("Ok(())"), "{whole}");
+        assert_eq!(whole.matches("Exchange { locator").count(), 38, "{whole}");
+        assert_eq!(whole.matches("kind: Malformed").count(), 3, "{whole}");
+        for step in [1, 3, 64, 1000] {
+            assert_eq!(outcome(Trickle { bytes: &good, step }), whole, "step {step}");
+        }
+        let mut cut = br#"{"comment":""#.to_vec();
+        cut.push(0xff);
+        cut.extend(br#"","request":{"method":"GET","url":"http://h/"}}"#);
+        list[20] = cut;
+        let bad = doc(&list);
+        let broken = outcome(&bad[..]);
+        assert!(
+            broken.contains("entry: 21 }, message: \"the HAR stops being valid JSON here (invalid unicode code point"),
+            "{broken}"
+        );
+        assert_eq!(broken.matches("Exchange { locator").count(), 18, "{broken}");
+        for step in [1, 7, 4096] {
+            assert_eq!(outcome(Trickle { bytes: &bad, step }), broken, "step {step}");
+        }
     }
 
     #[test]
