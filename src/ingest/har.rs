@@ -1134,7 +1134,10 @@ mod tests {
     fn outcome(reader: impl Read) -> String {
         let mut sink = Collect::default();
         let r = read_with_window(reader, &Limits::default(), &mut sink, 8);
-        format!("{r:?} {:?} {:?} {:?}", sink.exchanges, sink.problems, sink.notices)
+        format!(
+            "{r:?} {:?} {:?} {:?}",
+            sink.exchanges, sink.problems, sink.notices
+        )
     }
 
     /// An entry parsed where it starts in the buffer gives what the scanning path
@@ -1161,7 +1164,11 @@ mod tests {
         assert_eq!(whole.matches("Exchange { locator").count(), 38, "{whole}");
         assert_eq!(whole.matches("kind: Malformed").count(), 3, "{whole}");
         for step in [1, 3, 64, 1000] {
-            assert_eq!(outcome(Trickle { bytes: &good, step }), whole, "step {step}");
+            assert_eq!(
+                outcome(Trickle { bytes: &good, step }),
+                whole,
+                "step {step}"
+            );
         }
         let mut cut = br#"{"comment":""#.to_vec();
         cut.push(0xff);
@@ -1175,7 +1182,11 @@ mod tests {
         );
         assert_eq!(broken.matches("Exchange { locator").count(), 18, "{broken}");
         for step in [1, 7, 4096] {
-            assert_eq!(outcome(Trickle { bytes: &bad, step }), broken, "step {step}");
+            assert_eq!(
+                outcome(Trickle { bytes: &bad, step }),
+                broken,
+                "step {step}"
+            );
         }
     }
 

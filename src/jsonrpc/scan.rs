@@ -429,7 +429,10 @@ b"}"#,
             }
             let plain = "a".repeat(len);
             let value = format!(r#"{{"id":"{plain}","method":"m"}}"#);
-            assert_eq!(envelope(&value).and_then(|s| s[1].clone()), Some(6..8 + len));
+            assert_eq!(
+                envelope(&value).and_then(|s| s[1].clone()),
+                Some(6..8 + len)
+            );
             assert!(envelope(&format!(r#"{{"{plain}":1,"id":2}}"#)).is_some());
         }
     }

@@ -410,22 +410,21 @@ impl Redactor {
             .as_ref()
             .and_then(|t| t.session_id.clone())
             .filter(|s| s.len() >= 8);
-        let (simple, complex) = match &session {
+        let (one, complex) = match &session {
             Some(s) if s.bytes().all(is_id_char) => (
-                [(s.as_str(), format!("session:{}", short_hash(s)))]
-                    .into_iter()
-                    .collect(),
+                Some((s.as_str(), format!("session:{}", short_hash(s)))),
                 Vec::new(),
             ),
             Some(s) => (
-                Default::default(),
+                None,
                 vec![(s.as_str(), format!("session:{}", short_hash(s)))],
             ),
-            None => (Default::default(), Vec::new()),
+            None => (None, Vec::new()),
         };
         let known = Known {
             inner: *self,
-            simple,
+            one,
+            simple: Default::default(),
             complex,
         };
         // The shared strings (scope, endpoint, tool, peers, version) are the same
@@ -456,6 +455,7 @@ impl Redactor {
             .partition(|id| id.bytes().all(is_id_char));
         let r = Known {
             inner: *self,
+            one: None,
             simple: simple
                 .into_iter()
                 .map(|s| (s.as_str(), format!("session:{}", short_hash(s))))
@@ -524,6 +524,9 @@ struct Known<'a> {
     /// Session ids made only of id characters (UUIDs, hex: what SDKs mint), found
     /// by looking each token of a string up: one pass whatever the number of sessions.
     simple: std::collections::HashMap<&'a str, String>,
+    /// A single id-shaped session id (a call redacted on its own), found by a
+    /// substring search rather than a lookup per word.
+    one: Option<(&'a str, String)>,
     /// Other session ids, searched for one by one.
     complex: Vec<(&'a str, String)>,
 }
@@ -532,6 +535,9 @@ impl Known<'_> {
     /// Session ids replaced by their hashes, then the rules of `Redactor::text`.
     fn text<'s>(&self, s: &'s str) -> Cow<'s, str> {
         let mut out = Cow::Borrowed(s);
+        if let Some((id, hashed)) = &self.one {
+            out = whole_words(s, id, hashed);
+        }
         if !self.simple.is_empty() {
             // One pass over the id-shaped words; a copy is made only on a hit.
             let b = s.as_bytes();
@@ -868,6 +874,32 @@ fn by_name(s: &str) -> Cow<'_, str> {
 
 /// Length of the token-character run starting at `i`.
 /// Characters of the session ids SDKs mint (UUIDs, hex, base64url).
+/// `s` with each occurrence of `id` that is a whole id-shaped word (no id character
+/// on either side) replaced by `by`: what the lookup per word of `Known::text` does
+/// for one id, since `id` is itself made of id characters.
+fn whole_words<'s>(s: &'s str, id: &str, by: &str) -> Cow<'s, str> {
+    let (b, word) = (s.as_bytes(), id.as_bytes());
+    let (mut out, mut copied, mut from) = (None::<String>, 0, 0);
+    while let Some(k) = b
+        .get(from..)
+        .and_then(|rest| memchr::memmem::find(rest, word))
+    {
+        let (at, end) = (from + k, from + k + word.len());
+        let alone =
+            (at == 0 || !is_id_char(b[at - 1])) && b.get(end).is_none_or(|&c| !is_id_char(c));
+        if alone && !word.is_empty() {
+            let o = out.get_or_insert_with(|| String::with_capacity(s.len()));
+            o.push_str(&s[copied..at]);
+            o.push_str(by);
+            copied = end;
+            from = end;
+        } else {
+            from = at + 1;
+        }
+    }
+    finish(s, out, copied)
+}
+
 fn is_id_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_')
 }
@@ -1202,6 +1234,24 @@ fn by_shape(s: &str) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// One session id searched for as a substring replaces what the lookup per
+        /// word replaces: whole words only, at starts, ends, next to each other and
+        /// inside longer words (checked to fail without the test for id
+        /// characters on either side).
+        #[test]
+        fn one_id_is_replaced_as_the_lookup_per_word_replaces_it(
+            s in "[ab_\\- /.:é]{0,40}",
+            id in "[ab_-]{1,4}",
+        ) {
+            let by = "session:0123456789abcdef".to_owned();
+            let plain = Redactor { enabled: false };
+            let one = Known { inner: plain, one: Some((id.as_str(), by.clone())), simple: Default::default(), complex: Vec::new() };
+            let each = Known { inner: plain, one: None, simple: [(id.as_str(), by.clone())].into_iter().collect(), complex: Vec::new() };
+            proptest::prop_assert_eq!(one.text(&s), each.text(&s));
+        }
+    }
 
     #[test]
     fn the_memo_reuses_a_redaction_only_for_the_same_string_and_session() {
