@@ -208,6 +208,15 @@ pub enum Transport {
 }
 
 impl Transport {
+    /// The name records print (as serde writes it).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Http => "http",
+            Transport::Stdio => "stdio",
+            Transport::ClientLog => "client_log",
+        }
+    }
+
     /// How strong the evidence behind a verdict is, for every output format.
     pub fn evidence(self) -> &'static str {
         match self {

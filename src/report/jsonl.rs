@@ -39,9 +39,10 @@ pub fn input_record(ir: &InputReport) -> Value {
     Value::Object(o)
 }
 
-/// Wire form of a `call` record, borrowed from the `Call` and serialized straight to
-/// the writer: no intermediate `Value` per call, which matters on captures with
-/// hundreds of thousands of calls. Field order is the order written.
+/// Wire form of a `call` record, borrowed from the `Call`: the record as a `Value`
+/// (`--format json`) and its nested parts come from it; JSON Lines are written by
+/// `write_call`, which a test holds to it byte for byte. Field order is the order
+/// written.
 #[derive(Serialize)]
 struct CallRecord<'a> {
     #[serde(rename = "type")]
@@ -231,6 +232,161 @@ fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
     }
 }
 
+/// Writes one `call` record, the one `call_rec` serializes, byte for byte (a test
+/// holds the two alike on every call of the samples and fixtures): the members are
+/// written here in the same order, names and fixed words as they are, only text from
+/// the input escaped. serde_json escaped every member name and dispatched every
+/// member through its traits, the larger part of the cost of a record; the rare
+/// nested parts (location, timeline, previous attempt) still go through it.
+fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()> {
+    let ev = &c.verdict.evidence;
+    out.extend_from_slice(br#"{"type":"call","input":"#);
+    json_str(out, input);
+    out.extend_from_slice(br#","scope":"#);
+    json_str(out, &c.scope);
+    out.extend_from_slice(br#","id":"#);
+    serde_json::to_writer(&mut *out, &c.id.to_value())?;
+    out.extend_from_slice(br#","method":"#);
+    json_str(out, c.method);
+    out.extend_from_slice(br#","tool":"#);
+    opt_str(out, c.tool.as_deref());
+    out.extend_from_slice(br#","outcome":""#);
+    out.extend_from_slice(c.verdict.outcome.as_str().as_bytes());
+    out.extend_from_slice(br#"","layer":""#);
+    out.extend_from_slice(c.verdict.layer.as_str().as_bytes());
+    out.extend_from_slice(br#"","http_statuses":["#);
+    for (i, s) in ev.http_statuses.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(itoa::Buffer::new().format(*s).as_bytes());
+    }
+    out.extend_from_slice(br#"],"content_type":"#);
+    opt_str(out, ev.content_type.as_deref());
+    if let Some(code) = ev.jsonrpc_code {
+        out.extend_from_slice(br#","jsonrpc_code":"#);
+        out.extend_from_slice(itoa::Buffer::new().format(code).as_bytes());
+    }
+    if let Some(t) = &ev.result_type {
+        out.extend_from_slice(br#","result_type":"#);
+        json_str(out, t);
+    }
+    out.extend_from_slice(br#","post_count":"#);
+    out.extend_from_slice(itoa::Buffer::new().format(c.post_count).as_bytes());
+    out.extend_from_slice(br#","retry_origin":""#);
+    out.extend_from_slice(c.retry_origin.as_str().as_bytes());
+    out.push(b'"');
+    for (name, v) in [
+        (&br#","protocol_version":"#[..], &c.protocol_version),
+        (br#","client":"#, &c.client),
+        (br#","server":"#, &c.server),
+    ] {
+        if let Some(v) = v {
+            out.extend_from_slice(name);
+            json_str(out, v);
+        }
+    }
+    for (name, t) in [
+        (&br#","started_at":""#[..], c.started_at),
+        (br#","ended_at":""#, c.ended_at),
+    ] {
+        if let Some(t) = t {
+            // A time prints as digits and punctuation only: nothing to escape.
+            out.extend_from_slice(name);
+            write!(out, "{t}").map_err(serde_json::Error::io)?;
+            out.push(b'"');
+        }
+    }
+    out.extend_from_slice(br#","transport":""#);
+    out.extend_from_slice(c.transport.as_str().as_bytes());
+    out.extend_from_slice(br#"","evidence":"#);
+    json_str(out, c.evidence);
+    out.extend_from_slice(br#","location":"#);
+    serde_json::to_writer(&mut *out, &c.locator)?;
+    if let Some(m) = &ev.error_message {
+        out.extend_from_slice(br#","error_message":"#);
+        json_str(out, m);
+    }
+    if let Some(e) = ev.is_error {
+        out.extend_from_slice(if e {
+            br#","is_error":true"#
+        } else {
+            br#","is_error":false"#
+        });
+    }
+    out.extend_from_slice(br#","sse_events":"#);
+    out.extend_from_slice(itoa::Buffer::new().format(ev.sse_events).as_bytes());
+    out.extend_from_slice(br#","end":""#);
+    out.extend_from_slice(ev.end.as_str().as_bytes());
+    out.push(b'"');
+    if c.cancelled {
+        out.extend_from_slice(br#","cancelled":true"#);
+    }
+    // The rare nested parts, from the serde form (built only when there are some).
+    let rec = (c.previous.is_some() || c.timeline.is_some()).then(|| call_rec(input, c));
+    if let Some(p) = rec.as_ref().and_then(|r| r.previous_attempt.as_ref()) {
+        out.extend_from_slice(br#","previous_attempt":"#);
+        serde_json::to_writer(&mut *out, p)?;
+    }
+    if !ev.notes.is_empty() {
+        out.extend_from_slice(br#","notes":["#);
+        for (i, n) in ev.notes.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            json_str(out, n);
+        }
+        out.push(b']');
+    }
+    if let Some(t) = rec.as_ref().and_then(|r| r.timeline.as_ref()) {
+        out.extend_from_slice(br#","timeline":"#);
+        serde_json::to_writer(&mut *out, t)?;
+    }
+    out.push(b'}');
+    Ok(())
+}
+
+fn opt_str(out: &mut Vec<u8>, s: Option<&str>) {
+    match s {
+        Some(s) => json_str(out, s),
+        None => out.extend_from_slice(b"null"),
+    }
+}
+
+/// `s` as a JSON string, escaped as serde_json escapes it (the two-character forms
+/// it uses, `\u00xx` with lower-case hex for the other control characters, and
+/// nothing else), so records read the same whichever wrote them.
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = s.as_bytes();
+    out.push(b'"');
+    let mut start = 0;
+    for (i, &c) in b.iter().enumerate() {
+        let short: &[u8] = match c {
+            b'"' => br#"\""#,
+            b'\\' => br"\\",
+            b'\n' => br"\n",
+            b'\r' => br"\r",
+            b'\t' => br"\t",
+            0x08 => br"\b",
+            0x0c => br"\f",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(&b[start..i]);
+        if short.is_empty() {
+            out.extend_from_slice(br"\u00");
+            out.push(HEX[usize::from(c >> 4)]);
+            out.push(HEX[usize::from(c & 0xf)]);
+        } else {
+            out.extend_from_slice(short);
+        }
+        start = i + 1;
+    }
+    out.extend_from_slice(&b[start..]);
+    out.push(b'"');
+}
+
 /// Empties the text a `call` record does not print (excerpts, result text, states,
 /// notification names), so a spool does not redact what it then throws away: that
 /// redaction was the largest single cost of writing a record. Keep in step with
@@ -319,10 +475,13 @@ pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
         {
             spool.copy_to(w)?;
         }
+        let mut line = Vec::new();
         for c in &ir.analysis.calls {
-            // Straight to the writer: the bulk of any large report.
-            serde_json::to_writer(&mut *w, &call_rec(&ir.path, c))?;
-            w.write_all(b"\n")?;
+            // The bulk of any large report: written by hand, one line at a time.
+            line.clear();
+            write_call(&mut line, &ir.path, c)?;
+            line.push(b'\n');
+            w.write_all(&line)?;
         }
         for f in &ir.analysis.findings {
             serde_json::to_writer(&mut *w, &finding_record(&ir.path, f))?;
@@ -422,7 +581,7 @@ impl crate::correlate::CallSink for Spool {
         drop_unprinted(&mut call);
         self.redactor.call(&mut call, &mut self.memo);
         // Writing to a Vec cannot fail; a record that cannot serialize is a bug.
-        let _ = serde_json::to_writer(&mut self.memory, &call_rec(&self.input, &call));
+        let _ = write_call(&mut self.memory, &self.input, &call);
         self.memory.push(b'\n');
         if self.memory.len() >= SPOOL_MEMORY && self.error.is_none() {
             if let Err(e) = self.spill() {
@@ -433,5 +592,87 @@ impl crate::correlate::CallSink for Spool {
 
     fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::{analyse_input, Input};
+    use crate::config::Config;
+
+    fn files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                files(&p, out);
+            } else if p
+                .extension()
+                .and_then(|x| x.to_str())
+                .is_some_and(|x| matches!(x, "pcap" | "pcapng" | "har" | "jsonl" | "json"))
+            {
+                out.push(p);
+            }
+        }
+    }
+
+    /// The hand-written record is the serde one, byte for byte, on every call of the
+    /// samples and the test fixtures, among them calls with each optional member.
+    #[test]
+    fn records_written_by_hand_are_the_serialized_ones() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut paths = Vec::new();
+        files(&root.join("samples"), &mut paths);
+        files(&root.join("tests/fixtures"), &mut paths);
+        let (mut calls, mut seen) = (0, std::collections::BTreeSet::new());
+        for p in paths {
+            let Ok((_, a)) = analyse_input(&Input::Path(p.clone()), &Config::default()) else {
+                continue;
+            };
+            for c in &a.calls {
+                let mut fast = Vec::new();
+                write_call(&mut fast, "in\"put\u{1}", c).unwrap();
+                let serde = serde_json::to_vec(&call_rec("in\"put\u{1}", c)).unwrap();
+                assert_eq!(
+                    String::from_utf8_lossy(&fast),
+                    String::from_utf8_lossy(&serde),
+                    "{}",
+                    p.display()
+                );
+                calls += 1;
+                let v: Value = serde_json::from_slice(&fast).unwrap();
+                seen.extend(v.as_object().into_iter().flat_map(|o| o.keys().cloned()));
+            }
+        }
+        assert!(calls > 500, "{calls} calls");
+        for member in [
+            "jsonrpc_code",
+            "result_type",
+            "protocol_version",
+            "client",
+            "server",
+            "error_message",
+            "is_error",
+            "cancelled",
+            "previous_attempt",
+            "notes",
+            "timeline",
+        ] {
+            assert!(seen.contains(member), "no call with {member}: {seen:?}");
+        }
+    }
+
+    proptest::proptest! {
+        /// Strings are escaped as serde_json escapes them, control characters,
+        /// quotes, backslashes and non-ASCII text among them.
+        #[test]
+        fn strings_are_escaped_as_serde_json_escapes_them(s in "[\\x00-\\x20\"\\\\a-z\\x7fé€😀]{0,24}") {
+            let mut out = Vec::new();
+            json_str(&mut out, &s);
+            proptest::prop_assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(&s).unwrap());
+        }
     }
 }
