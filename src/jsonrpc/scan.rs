@@ -238,7 +238,7 @@ fn special(b: &[u8], at: usize) -> Option<usize> {
 /// The high bit of each byte of `w` that may be a quote, a backslash or a control
 /// character. Exact for the lowest such byte (little-endian: the first in the
 /// text), which is all `special` reads: a borrow can only mark bytes after it.
-fn special_bytes(w: u64) -> u64 {
+pub(crate) fn special_bytes(w: u64) -> u64 {
     const ONES: u64 = u64::MAX / 255;
     let below_space = w.wrapping_sub(ONES * 0x20) & !w;
     let q = w ^ (ONES * u64::from(b'"'));
