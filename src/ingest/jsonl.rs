@@ -757,9 +757,10 @@ mod tests {
             proptest::prop_assert_eq!(parse_line(&line, Budget::default()), old, "{}", line);
         }
 
-        /// Strings unescape as serde_json unescapes them.
+        /// Strings unescape as serde_json unescapes them: short and long, with
+        /// escapes close together and far apart.
         #[test]
-        fn strings_unescape_as_serde_json_does(text in "\\PC{0,12}", raw in "[a-z\\\\\"/u0-9dDfF]{0,12}") {
+        fn strings_unescape_as_serde_json_does(text in "(\\PC|\"|\\\\|[a-z ]{1,70}){0,40}", raw in "[a-z\\\\\"/u0-9dDfF]{0,12}") {
             let quoted = serde_json::to_string(&text).unwrap();
             let v: &RawValue = serde_json::from_str(&quoted).unwrap();
             let got = rec::string(v);
