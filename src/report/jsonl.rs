@@ -590,6 +590,11 @@ impl crate::correlate::CallSink for Spool {
     fn call(&mut self, mut call: Call) {
         drop_unprinted(&mut call);
         self.redactor.call(&mut call, &mut self.memo);
+        if self.memory.capacity() == 0 {
+            // Sized once, so that it never grows by doubling past the spill mark: each
+            // such step left the allocator holding the smaller buffer too.
+            self.memory.reserve_exact(SPOOL_MEMORY + (64 << 10));
+        }
         // Writing to a Vec cannot fail; a record that cannot serialize is a bug.
         let _ = write_call(&mut self.memory, &self.input, &call);
         self.memory.push(b'\n');
