@@ -91,10 +91,9 @@ pub(super) enum RawHead {
 
 /// `Ok(None)`: incomplete. `Ok(Some((len, head)))`: a head of `len` bytes.
 pub(super) fn parse_head(request: bool, buf: &[u8]) -> Result<Option<(usize, RawHead)>, String> {
-    // Size the header array from the lines present, so one parse suffices instead of
-    // retrying with ever larger arrays.
-    let lines = memchr::memchr_iter(b'\n', buf).count();
-    let mut n_headers = lines.clamp(16, 1024);
+    // Room for more headers than real clients, servers and proxies send, so one parse
+    // suffices; a longer head is parsed again with four times the room.
+    let mut n_headers = 32;
     loop {
         let mut storage = vec![httparse::EMPTY_HEADER; n_headers];
         let mut cfg = httparse::ParserConfig::default();
@@ -133,7 +132,9 @@ pub(super) fn parse_head(request: bool, buf: &[u8]) -> Result<Option<(usize, Raw
             }
         };
         match res {
-            Err(httparse::Error::TooManyHeaders) if n_headers < 1024 => n_headers *= 4,
+            Err(httparse::Error::TooManyHeaders) if n_headers < 1024 => {
+                n_headers = (n_headers * 4).min(1024);
+            }
             Err(e) => return Err(e.to_string()),
             Ok(v) => return Ok(v),
         }
@@ -207,6 +208,33 @@ pub(super) fn find_status(input: &[u8]) -> Next {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A head parses whole whatever its number of headers, up to 1,024 (the first
+    /// parse has room for 32, a longer head is parsed again with more), and one with
+    /// more is refused.
+    #[test]
+    fn heads_of_any_length_up_to_the_cap_parse_whole() {
+        for n in [0usize, 1, 31, 32, 33, 127, 128, 129, 600, 1024, 1025] {
+            let mut head = "POST /mcp HTTP/1.1\r\n".to_owned();
+            for i in 0..n {
+                head.push_str(&format!("X-H{i}: v{i}\r\n"));
+            }
+            head.push_str("\r\n{}");
+            match parse_head(true, head.as_bytes()) {
+                Ok(Some((len, RawHead::Request { headers, .. }))) => {
+                    assert!(n <= 1024, "{n}");
+                    assert_eq!(len, head.len() - 2, "{n}");
+                    assert_eq!(headers.0.len(), n);
+                    assert_eq!(headers.get(&format!("x-h{}", n.max(1) - 1)).is_some(), n > 0);
+                }
+                Ok(_) => panic!("{n}: incomplete"),
+                Err(e) => {
+                    assert_eq!(n, 1025);
+                    assert!(e.contains("too many headers"), "{e}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn starts() {
