@@ -208,11 +208,11 @@ fn string(b: &[u8], i: usize) -> Option<usize> {
 /// The first quote, backslash or control character at or after `at`; `None` when a
 /// control character comes first (never valid in a string) or nothing does.
 fn special(b: &[u8], at: usize) -> Option<usize> {
-    // Most strings (keys, names, types) end within a few bytes: the first 16 are
+    // Most strings (keys, names, types) end within a few bytes: the first 32 are
     // looked at 8 at a time in a register; a longer string is searched with memchr
     // and checked in bulk.
     let mut j = at;
-    while j < at + 16 {
+    while j < at + 32 {
         let Some(word) = b.get(j..j + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else {
             // Fewer than 8 bytes left: byte by byte.
             let rest = b.get(j..)?;
@@ -400,7 +400,7 @@ b"}"#,
         }
     }
 
-    /// Each control character, at each place of a string up to past the first 16
+    /// Each control character, at each place of a string up to past the first 32
     /// bytes (read a word at a time) and in a long one (searched with memchr), as a
     /// key and as a value: never taken. And the same strings without it are.
     #[test]
