@@ -621,16 +621,14 @@ impl Params {
                     "requestState",
                 ],
             );
-        let parse = |r: Option<&serde_json::value::RawValue>| {
-            r.and_then(|r| serde_json::from_str::<Value>(r.get()).ok())
-        };
-        let string = |r: Option<&serde_json::value::RawValue>| {
-            r.filter(|r| r.get().starts_with('"'))
-                .and_then(|r| serde_json::from_str::<String>(r.get()).ok())
+        let parse = |r: Option<&str>| r.and_then(|r| serde_json::from_str::<Value>(r).ok());
+        let string = |r: Option<&str>| {
+            r.filter(|r| r.starts_with('"'))
+                .and_then(|r| serde_json::from_str::<String>(r).ok())
         };
         // Most `_meta` carry a progress token only: its members are found, not built.
         let [meta_version, meta_client] = named(
-            meta.map(|m| m.get()),
+            meta,
             [
                 "io.modelcontextprotocol/protocolVersion",
                 "io.modelcontextprotocol/clientInfo",
@@ -668,8 +666,19 @@ impl Params {
 
 /// The members named `names` of the JSON object `text`, as borrowed raw JSON (the
 /// last of a name given twice, as in a `Value` map); all absent when `text` is not
-/// an object, as a `Value` reading would find them.
+/// an object, as a `Value` reading would find them. Found by the message scanner;
+/// what it does not take (an escaped key) is read with serde_json.
 fn named<'a, const N: usize>(
+    text: Option<&'a str>,
+    names: [&'static str; N],
+) -> [Option<&'a str>; N] {
+    if let Some(found) = text.and_then(|t| crate::jsonrpc::members_of(t, names)) {
+        return found;
+    }
+    named_by_serde(text, names).map(|r| r.map(|r| r.get()))
+}
+
+fn named_by_serde<'a, const N: usize>(
     text: Option<&'a str>,
     names: [&'static str; N],
 ) -> [Option<&'a serde_json::value::RawValue>; N] {

@@ -71,6 +71,19 @@ fn json_type(v: &serde_json::Value) -> &'static str {
 }
 
 /// Decodes one JSON text: an object, a batch array, or something that is not a message.
+/// The raw JSON of the members `names` of the object `text` (the last of a name
+/// given twice), for text already checked as JSON, such as a member of a decoded
+/// message. `None` when `text` is not one object or a key carries an escape: read it
+/// with serde_json then, which compares keys decoded.
+pub fn members_of<'a, const N: usize>(
+    text: &'a str,
+    names: [&str; N],
+) -> Option<[Option<&'a str>; N]> {
+    let slot = |k: &[u8]| names.iter().position(|n| n.as_bytes() == k);
+    let (spans, _) = scan::members::<N>(text, slot, scan::skip)?;
+    Some(spans.map(|s| s.and_then(|r| text.get(r))))
+}
+
 pub fn decode_text(
     text: &str,
     place: Place,
