@@ -68,6 +68,7 @@ pub(crate) fn read_with_window(
         entries_open: false,
         failure: None,
         gap: None,
+        text_window: MIN_TEXT_WINDOW,
     };
     let src = RefCell::new(Source::new(&mut reader));
     let mut de = serde_json::Deserializer::from_reader(Shared(&src));
@@ -148,6 +149,9 @@ fn from_walk(e: &serde_json::Error, gap: Option<(Pos, Pos)>) -> Failure {
 }
 
 /// Reading state shared by the seeds.
+/// The least `State::text_window`.
+const MIN_TEXT_WINDOW: usize = 4096;
+
 struct State<'a> {
     limits: &'a Limits,
     sink: &'a mut dyn Sink,
@@ -174,6 +178,8 @@ struct State<'a> {
     failure: Option<Failure>,
     /// Where the entries began and ended (see `from_walk`).
     gap: Option<(Pos, Pos)>,
+    /// How many bytes `entry_at_start` checks as UTF-8 first: twice the last entry.
+    text_window: usize,
 }
 
 /// An exchange waiting in the re-order window.
@@ -317,14 +323,42 @@ impl Entries for State<'_> {
 
     fn entry_at_start(&mut self, bytes: &[u8], cap: usize) -> Option<usize> {
         // The same parse as `entry` gives on the entry's own text: serde_json reads a
-        // value the same from a slice that goes on past it, and the UTF-8 check of
-        // the whole entry (ignored members included) is the one `entry`'s caller makes.
+        // value the same from text that goes on past it. First from a window about
+        // twice the last entry's size, checked as UTF-8 once, so that no string in
+        // it is checked again on its own.
+        let window = bytes.len().min(self.text_window).min(cap.saturating_add(1));
+        let head = bytes.get(..window)?;
+        let text = match std::str::from_utf8(head) {
+            Ok(t) => Some(t),
+            // Cut inside a character, or not UTF-8 further on: the valid part.
+            Err(e) => std::str::from_utf8(head.get(..e.valid_up_to())?).ok(),
+        };
+        if let Some(text) = text {
+            let mut values = serde_json::Deserializer::from_str(text).into_iter::<RawEntry>();
+            match values.next()? {
+                Ok(raw) => {
+                    let len = values.byte_offset();
+                    if len > cap {
+                        return None;
+                    }
+                    self.text_window = len.saturating_mul(2).max(MIN_TEXT_WINDOW);
+                    self.take(raw);
+                    return Some(len);
+                }
+                // Longer than the window (or cut by bad UTF-8): read from the bytes.
+                Err(e) if e.is_eof() && text.len() < bytes.len() => {}
+                Err(_) => return None,
+            }
+        }
+        // From the bytes, with the UTF-8 check of the whole entry (ignored members
+        // included) that `entry`'s caller makes.
         let mut values = serde_json::Deserializer::from_slice(bytes).into_iter::<RawEntry>();
         let raw = values.next()?.ok()?;
         let len = values.byte_offset();
         if len > cap || std::str::from_utf8(bytes.get(..len)?).is_err() {
             return None;
         }
+        self.text_window = len.saturating_mul(2).max(MIN_TEXT_WINDOW);
         self.take(raw);
         Some(len)
     }
@@ -1158,6 +1192,10 @@ mod tests {
         list[5] = br#"{"request":5}"#.to_vec();
         list[9] = br#"{"time":1,"time":2}"#.to_vec();
         list[12] = br#" { "startedDateTime" : "2026-01-01T00:00:01Z" , "request" : { "method" : "GET" , "url" : "http://h/\u00e9" } } "#.to_vec();
+        // Longer than the window the last entries set, cut there inside a character.
+        list[25] = entry("2026-01-01T00:00:01Z", 25)
+            .replace(r#""text":"25""#, &format!(r#""text":"{}""#, "é".repeat(7_000)))
+            .into_bytes();
         let good = doc(&list);
         let whole = outcome(&good[..]);
         assert!(whole.starts_with("Ok(())"), "{whole}");
