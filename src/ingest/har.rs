@@ -1194,7 +1194,10 @@ mod tests {
         list[12] = br#" { "startedDateTime" : "2026-01-01T00:00:01Z" , "request" : { "method" : "GET" , "url" : "http://h/\u00e9" } } "#.to_vec();
         // Longer than the window the last entries set, cut there inside a character.
         list[25] = entry("2026-01-01T00:00:01Z", 25)
-            .replace(r#""text":"25""#, &format!(r#""text":"{}""#, "é".repeat(7_000)))
+            .replace(
+                r#""text":"25""#,
+                &format!(r#""text":"{}""#, "é".repeat(7_000)),
+            )
             .into_bytes();
         let good = doc(&list);
         let whole = outcome(&good[..]);

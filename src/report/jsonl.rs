@@ -362,7 +362,10 @@ fn json_str(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
     // Runs with nothing to escape, most text, are passed over 8 bytes at a time.
     let mut clean = 0;
-    while let Some(w) = b.get(clean..clean + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+    while let Some(w) = b
+        .get(clean..clean + 8)
+        .and_then(|w| <[u8; 8]>::try_from(w).ok())
+    {
         let hits = crate::jsonrpc::special_bytes(u64::from_le_bytes(w));
         if hits != 0 {
             clean += (hits.trailing_zeros() / 8) as usize;

@@ -225,7 +225,10 @@ mod tests {
                     assert!(n <= 1024, "{n}");
                     assert_eq!(len, head.len() - 2, "{n}");
                     assert_eq!(headers.0.len(), n);
-                    assert_eq!(headers.get(&format!("x-h{}", n.max(1) - 1)).is_some(), n > 0);
+                    assert_eq!(
+                        headers.get(&format!("x-h{}", n.max(1) - 1)).is_some(),
+                        n > 0
+                    );
                 }
                 Ok(_) => panic!("{n}: incomplete"),
                 Err(e) => {
