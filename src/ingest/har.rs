@@ -148,10 +148,11 @@ fn from_walk(e: &serde_json::Error, gap: Option<(Pos, Pos)>) -> Failure {
     Failure::Syntax(crate::text::describe_json_error_at(e, line, column))
 }
 
-/// Reading state shared by the seeds.
-/// The least `State::text_window`.
-const MIN_TEXT_WINDOW: usize = 4096;
+/// The least `State::text_window`: small, so that a HAR of small entries (a
+/// recorder's synthesized one) does not check many more bytes than it parses.
+const MIN_TEXT_WINDOW: usize = 1024;
 
+/// Reading state shared by the seeds.
 struct State<'a> {
     limits: &'a Limits,
     sink: &'a mut dyn Sink,
@@ -178,7 +179,7 @@ struct State<'a> {
     failure: Option<Failure>,
     /// Where the entries began and ended (see `from_walk`).
     gap: Option<(Pos, Pos)>,
-    /// How many bytes `entry_at_start` checks as UTF-8 first: twice the last entry.
+    /// How many bytes `entry_at_start` checks as UTF-8 first (`grow_window`).
     text_window: usize,
 }
 
@@ -209,6 +210,14 @@ impl Ord for Pending {
 }
 
 impl State<'_> {
+    /// Twice the entry just read, or a little less than before: entries of mixed
+    /// sizes (an `initialize`, then tool results) keep fitting, and a file of small
+    /// entries soon checks little more than it parses.
+    fn grow_window(&mut self, len: usize) {
+        let decayed = self.text_window - self.text_window / 8;
+        self.text_window = len.saturating_mul(2).max(decayed).max(MIN_TEXT_WINDOW);
+    }
+
     fn queue(&mut self, start: Option<Timestamp>, entry: u64, x: Exchange) {
         let t = match start {
             Some(t) => {
@@ -341,7 +350,7 @@ impl Entries for State<'_> {
                     if len > cap {
                         return None;
                     }
-                    self.text_window = len.saturating_mul(2).max(MIN_TEXT_WINDOW);
+                    self.grow_window(len);
                     self.take(raw);
                     return Some(len);
                 }
@@ -358,7 +367,7 @@ impl Entries for State<'_> {
         if len > cap || std::str::from_utf8(bytes.get(..len)?).is_err() {
             return None;
         }
-        self.text_window = len.saturating_mul(2).max(MIN_TEXT_WINDOW);
+        self.grow_window(len);
         self.take(raw);
         Some(len)
     }
