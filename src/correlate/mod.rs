@@ -643,7 +643,8 @@ impl Params {
             client_info: parse(client_info),
             mrtr: input_responses.is_some() || request_state.is_some(),
             request_state: request_state.map(|v| v.to_string()),
-            arguments: arguments_key(&parse(arguments).unwrap_or(Value::Null)),
+            arguments: arguments_key_raw(arguments)
+                .unwrap_or_else(|| arguments_key(&parse(arguments).unwrap_or(Value::Null))),
         }
     }
 
@@ -731,26 +732,177 @@ struct ListedTool {
     annotations: Option<Value>,
 }
 
-/// A digest of a call's canonical arguments (two independent 64-bit FNV-1a runs),
-/// fed as the canonical text is written.
-fn arguments_key(args: &Value) -> u128 {
-    struct Fnv2(u64, u64);
-    impl std::io::Write for Fnv2 {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            for &b in bytes {
-                self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-                self.1 = (self.1 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-            }
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
+/// Two independent 64-bit FNV-1a runs over what is written.
+struct Fnv2(u64, u64);
+
+impl Fnv2 {
+    fn new() -> Fnv2 {
+        Fnv2(0xcbf2_9ce4_8422_2325, 0x8422_2325_cbf2_9ce4)
+    }
+
+    fn bytes(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+            self.1 = (self.1 ^ b as u64).wrapping_mul(0x0100_0000_01b3);
         }
     }
-    let mut h = Fnv2(0xcbf2_9ce4_8422_2325, 0x8422_2325_cbf2_9ce4);
+
+    fn digest(&self) -> u128 {
+        ((self.0 as u128) << 64) | self.1 as u128
+    }
+}
+
+impl std::io::Write for Fnv2 {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.bytes(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A digest of a call's canonical arguments, fed as the canonical text is written.
+fn arguments_key(args: &Value) -> u128 {
+    let mut h = Fnv2::new();
     // Hashing cannot fail.
     let _ = write_canonical(args, &mut h);
-    ((h.0 as u128) << 64) | h.1 as u128
+    h.digest()
+}
+
+/// `arguments_key` of raw JSON already checked (absent reads as `null`), written
+/// from the text itself: most arguments are a few short strings and small integers,
+/// and a `Value` of them (an order-keeping map that hashes every key) cost more than
+/// the rest of reading the request. `None` for what the canonical form would write
+/// otherwise than the text: an escape, a number other than a small integer, deep
+/// nesting; those are read through a `Value`.
+fn arguments_key_raw(text: Option<&str>) -> Option<u128> {
+    let mut h = Fnv2::new();
+    let Some(text) = text else {
+        h.bytes(b"null");
+        return Some(h.digest());
+    };
+    let b = text.as_bytes();
+    let end = canonical_raw(b, ws(b, 0), &mut h, 0)?;
+    (ws(b, end) == b.len()).then(|| h.digest())
+}
+
+fn ws(b: &[u8], mut i: usize) -> usize {
+    while b
+        .get(i)
+        .is_some_and(|c| matches!(c, b' ' | b'\n' | b'\r' | b'\t'))
+    {
+        i += 1;
+    }
+    i
+}
+
+/// The end of a string at `i` that holds no escape, quotes included.
+fn plain_string_end(b: &[u8], i: usize) -> Option<usize> {
+    let n = memchr::memchr2(b'"', b'\\', b.get(i + 1..)?)?;
+    (b[i + 1 + n] == b'"').then_some(i + n + 2)
+}
+
+/// Writes the canonical form of the value at `i` (no whitespace before it) to `h`
+/// as `write_canonical` would write it; its end, or `None` (see `arguments_key_raw`).
+fn canonical_raw(b: &[u8], i: usize, h: &mut Fnv2, depth: usize) -> Option<usize> {
+    if depth > 64 {
+        return None;
+    }
+    match *b.get(i)? {
+        b'"' => {
+            let end = plain_string_end(b, i)?;
+            h.bytes(b.get(i..end)?);
+            Some(end)
+        }
+        b'{' => {
+            // Members sorted by name; of a name given twice the last counts.
+            let mut members: Vec<(&[u8], usize)> = Vec::new();
+            let mut j = ws(b, i + 1);
+            if b.get(j) == Some(&b'}') {
+                h.bytes(b"{}");
+                return Some(j + 1);
+            }
+            loop {
+                let key_end = plain_string_end(b, j)?;
+                let colon = ws(b, key_end);
+                (b.get(colon) == Some(&b':')).then_some(())?;
+                let value = ws(b, colon + 1);
+                members.push((b.get(j..key_end)?, value));
+                j = ws(b, crate::jsonrpc::skip_checked(b, value)?);
+                match b.get(j)? {
+                    b',' => j = ws(b, j + 1),
+                    b'}' => break,
+                    _ => return None,
+                }
+            }
+            members.sort_by(|x, y| x.0.cmp(y.0));
+            h.bytes(b"{");
+            let mut first = true;
+            for (n, (key, value)) in members.iter().enumerate() {
+                if members.get(n + 1).is_some_and(|next| next.0 == *key) {
+                    continue;
+                }
+                if !first {
+                    h.bytes(b",");
+                }
+                first = false;
+                h.bytes(key);
+                h.bytes(b":");
+                canonical_raw(b, *value, h, depth + 1)?;
+            }
+            h.bytes(b"}");
+            Some(j + 1)
+        }
+        b'[' => {
+            h.bytes(b"[");
+            let mut j = ws(b, i + 1);
+            if b.get(j) == Some(&b']') {
+                h.bytes(b"]");
+                return Some(j + 1);
+            }
+            loop {
+                j = ws(b, canonical_raw(b, j, h, depth + 1)?);
+                match b.get(j)? {
+                    b',' => {
+                        h.bytes(b",");
+                        j = ws(b, j + 1);
+                    }
+                    b']' => break,
+                    _ => return None,
+                }
+            }
+            h.bytes(b"]");
+            Some(j + 1)
+        }
+        b't' | b'f' | b'n' => {
+            let word: &[u8] = match b[i] {
+                b't' => b"true",
+                b'f' => b"false",
+                _ => b"null",
+            };
+            (b.get(i..i + word.len())? == word).then_some(())?;
+            h.bytes(word);
+            Some(i + word.len())
+        }
+        _ => {
+            // An integer of up to 18 digits prints as written; anything else (a
+            // fraction, an exponent, `-0`, a larger integer) as serde_json reads it.
+            let start = i + usize::from(b[i] == b'-');
+            let digits = b
+                .get(start..)?
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            let end = start + digits;
+            let plain = (1..=18).contains(&digits)
+                && !matches!(b.get(end), Some(b'.' | b'e' | b'E'))
+                && (b[start] != b'0' || (digits == 1 && start == i));
+            plain.then_some(())?;
+            h.bytes(b.get(i..end)?);
+            Some(end)
+        }
+    }
 }
 
 /// FNV-1a over `text`: stable across runs, for digests that are only compared.
@@ -1356,6 +1508,84 @@ mod params_tests {
 #[cfg(test)]
 mod hash_tests {
     use super::short_hash;
+    use proptest::prelude::*;
+
+    /// JSON values as real arguments write them, and the forms the canonical text
+    /// writes otherwise: escapes, fractions, exponents, `-0`, long integers,
+    /// duplicate names, whitespace, nesting.
+    fn json() -> impl Strategy<Value = String> {
+        let leaf = prop_oneof![
+            Just("null".to_owned()),
+            Just("true".to_owned()),
+            Just("false".to_owned()),
+            "-?(0|[1-9][0-9]{0,20})".prop_map(|s| s),
+            "-?[0-9]\\.[0-9]{1,3}([eE][+-]?[0-9])?".prop_map(|s| s),
+            Just("-0".to_owned()),
+            "\"([a-z/ é]|\\\\[n\"\\\\/]|\\\\u00[4-6][0-9a-f]){0,6}\"".prop_map(|s| s),
+        ];
+        leaf.prop_recursive(4, 40, 5, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..5)
+                    .prop_map(|v| format!("[{}]", v.join(" , "))),
+                prop::collection::vec(("[a-c]{1,2}|\"", inner), 0..5).prop_map(|m| {
+                    let members: Vec<String> = m
+                        .into_iter()
+                        .map(|(k, v)| {
+                            let k = if k == "\"" { "b\\u0061".to_owned() } else { k };
+                            format!("\"{k}\":{v}")
+                        })
+                        .collect();
+                    format!("{{ {} }}", members.join(","))
+                }),
+            ]
+        })
+    }
+
+    proptest! {
+        /// The digest written from the text is the one written from a `Value`,
+        /// and the text is used for most plain arguments (checked to fail with
+        /// duplicate names kept first, or with `-0` written as it is).
+        #[test]
+        fn arguments_digested_from_text_match_the_value(texts in prop::collection::vec(json(), 1..8)) {
+            for t in &texts {
+                let v: serde_json::Value = serde_json::from_str(t).unwrap();
+                let want = super::arguments_key(&v);
+                if let Some(got) = super::arguments_key_raw(Some(t)) {
+                    prop_assert_eq!(got, want, "{}", t);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn plain_arguments_are_digested_from_their_text() {
+        for t in [
+            r#"{"path":"a/b","n":3,"flags":[true,null]}"#,
+            "null",
+            "[]",
+            "{}",
+            r#" { "b" : 1 , "a" : 2 , "b" : 3 } "#,
+        ] {
+            let v: serde_json::Value = serde_json::from_str(t).unwrap();
+            assert_eq!(
+                super::arguments_key_raw(Some(t)),
+                Some(super::arguments_key(&v)),
+                "{t}"
+            );
+        }
+        assert_eq!(
+            super::arguments_key_raw(None),
+            Some(super::arguments_key(&serde_json::Value::Null))
+        );
+        for t in [
+            r#"{"a":1.5}"#,
+            r#"{"a":-0}"#,
+            r#"{"a\u0062":1}"#,
+            "12345678901234567890",
+        ] {
+            assert_eq!(super::arguments_key_raw(Some(t)), None, "{t}");
+        }
+    }
 
     #[test]
     fn the_arguments_digest_is_the_digest_of_the_canonical_text() {

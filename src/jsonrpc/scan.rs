@@ -121,7 +121,7 @@ pub(super) fn elements(
 
 /// The end of the value at `i` in text already checked against the grammar: a
 /// string's end is found with memchr, other bytes are counted for nesting only.
-pub(super) fn skip(b: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn skip(b: &[u8], mut i: usize) -> Option<usize> {
     let mut depth = 0usize;
     loop {
         match *b.get(i)? {
