@@ -78,7 +78,7 @@ pub(super) fn legacy_session(url: &str) -> Option<&str> {
 /// A URL after its scheme, without userinfo: scopes and endpoints name a server,
 /// never a credential (`https://alice:pw@host/mcp` is `host/mcp`).
 fn after_userinfo(url: &str) -> &str {
-    let rest = url.split_once("://").map_or(url, |(_, r)| r);
+    let rest = crate::text::split_scheme(url).map_or(url, |(_, r)| r);
     let authority = rest.find(['/', '?', '#']).unwrap_or(rest.len());
     match rest[..authority].rfind('@') {
         Some(at) => &rest[at + 1..],

@@ -653,7 +653,7 @@ fn synthesized(e: &RawEntry) -> Option<String> {
         }
     }
     let url = req.url.as_deref()?.trim();
-    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase())?;
+    let scheme = crate::text::split_scheme(url).map(|(s, _)| s.to_ascii_lowercase())?;
     (!matches!(scheme.as_str(), "http" | "https")).then(|| format!("{scheme}:// URLs"))
 }
 
