@@ -150,26 +150,18 @@ impl<'de> serde::Deserialize<'de> for Timestamp {
     }
 }
 
-impl fmt::Display for Timestamp {
-    /// RFC 3339 in UTC with millisecond precision (microseconds when present).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Timestamp {
+    /// RFC 3339 in UTC with millisecond precision (microseconds when present), as
+    /// bytes on the stack, for years 0 to 9999 (`None` for others, which `Display`
+    /// writes the general way). Records write these straight in, without the
+    /// formatting machinery.
+    pub fn rfc3339(self) -> Option<([u8; 27], usize)> {
         let secs = self.0.div_euclid(1_000_000_000);
         let nanos = self.0.rem_euclid(1_000_000_000);
         let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
         let sod = secs.rem_euclid(86_400);
-        let fraction = if nanos % 1_000_000 == 0 {
-            (nanos / 1_000_000, 3)
-        } else {
-            (nanos / 1_000, 6)
-        };
-        let Ok(year) = u32::try_from(y) else {
-            return write_general(f, y, mo, d, sod, fraction);
-        };
-        if year > 9999 {
-            return write_general(f, y, mo, d, sod, fraction);
-        }
-        // Digits into a stack buffer: every call record prints two or more of these,
-        // and the formatting machinery cost 3% of writing records.
+        let (value, width) = fraction(nanos);
+        let year = u32::try_from(y).ok().filter(|y| *y <= 9999)?;
         let mut buf = *b"0000-00-00T00:00:00.000000Z";
         let mut put = |at: usize, width: usize, mut v: u64| {
             for i in (at..at + width).rev() {
@@ -183,16 +175,37 @@ impl fmt::Display for Timestamp {
         put(11, 2, (sod / 3600) as u64);
         put(14, 2, ((sod / 60) % 60) as u64);
         put(17, 2, (sod % 60) as u64);
-        let (value, width) = fraction;
         put(20, width, value as u64);
         buf[20 + width] = b'Z';
-        let text = std::str::from_utf8(&buf[..21 + width]).map_err(|_| fmt::Error)?;
-        f.write_str(text)
+        Some((buf, 21 + width))
     }
 }
 
-/// Years outside 0..=9999: unreachable while a timestamp is i64 nanoseconds
-/// (1677 to 2262), kept so a wider timestamp cannot print a wrong date.
+/// Milliseconds, or microseconds when there are any, with their width.
+fn fraction(nanos: i64) -> (i64, usize) {
+    if nanos % 1_000_000 == 0 {
+        (nanos / 1_000_000, 3)
+    } else {
+        (nanos / 1_000, 6)
+    }
+}
+
+impl fmt::Display for Timestamp {
+    /// RFC 3339 in UTC with millisecond precision (microseconds when present).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some((buf, len)) = self.rfc3339() {
+            // Digits into a stack buffer: every call record prints two or more of
+            // these, and the formatting machinery cost 3% of writing records.
+            let text = std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?;
+            return f.write_str(text);
+        }
+        let secs = self.0.div_euclid(1_000_000_000);
+        let (y, mo, d) = civil_from_days(secs.div_euclid(86_400));
+        let sod = secs.rem_euclid(86_400);
+        write_general(f, y, mo, d, sod, fraction(self.0.rem_euclid(1_000_000_000)))
+    }
+}
+
 fn write_general(
     f: &mut fmt::Formatter<'_>,
     y: i64,

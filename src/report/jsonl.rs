@@ -293,7 +293,10 @@ fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()
         if let Some(t) = t {
             // A time prints as digits and punctuation only: nothing to escape.
             out.extend_from_slice(name);
-            write!(out, "{t}").map_err(serde_json::Error::io)?;
+            match t.rfc3339() {
+                Some((buf, len)) => out.extend_from_slice(&buf[..len]),
+                None => write!(out, "{t}").map_err(serde_json::Error::io)?,
+            }
             out.push(b'"');
         }
     }
