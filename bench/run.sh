@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-/tmp/mcpsift-bench}
 mb=${2:-150}
 limit=${LIMIT:-300}
-shapes=${SHAPES:-"keepalive current flows large har jsonl"}
+shapes=${SHAPES:-"keepalive current flows large har jsonl small"}
 mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
 bin=./target/release/mcpsift
@@ -26,6 +26,7 @@ file_of() {
     large) echo "$dir/large.pcap" ;;
     har) echo "$dir/sessions.har" ;;
     jsonl) echo "$dir/sessions.jsonl" ;;
+    small) echo "$dir/small-calls.jsonl" ;;
     esac
 }
 generate() {
@@ -37,6 +38,7 @@ generate() {
     current) ./target/release/examples/gen_pcap "$f" $((mb * 1000000 / 1048576)) ;;
     har) python3 tests/fixtures/har/make_big_har.py "$f" "$mb" 8 ;;
     jsonl) python3 bench/make_big_jsonl.py "$f" "$mb" 8 ;;
+    small) python3 bench/make_small_calls.py "$f" "$mb" ;;
     esac
 }
 
