@@ -245,7 +245,7 @@ fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()
     out.extend_from_slice(br#","scope":"#);
     json_str(out, &c.scope);
     out.extend_from_slice(br#","id":"#);
-    serde_json::to_writer(&mut *out, &c.id.to_value())?;
+    write_id(out, &c.id)?;
     out.extend_from_slice(br#","method":"#);
     json_str(out, c.method);
     out.extend_from_slice(br#","tool":"#);
@@ -325,11 +325,15 @@ fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()
     if c.cancelled {
         out.extend_from_slice(br#","cancelled":true"#);
     }
-    // The rare nested parts, from the serde form (built only when there are some).
-    let rec = (c.previous.is_some() || c.timeline.is_some()).then(|| call_rec(input, c));
-    if let Some(p) = rec.as_ref().and_then(|r| r.previous_attempt.as_ref()) {
-        out.extend_from_slice(br#","previous_attempt":"#);
-        serde_json::to_writer(&mut *out, p)?;
+    if let Some(p) = c.previous.as_deref() {
+        // Most calls of an agent's session name one: written here, as the rest.
+        out.extend_from_slice(br#","previous_attempt":{"id":"#);
+        write_id(out, &p.id)?;
+        out.extend_from_slice(br#","location":"#);
+        serde_json::to_writer(&mut *out, &p.locator)?;
+        out.extend_from_slice(br#","outcome":""#);
+        out.extend_from_slice(p.outcome.as_str().as_bytes());
+        out.extend_from_slice(br#""}"#);
     }
     if !ev.notes.is_empty() {
         out.extend_from_slice(br#","notes":["#);
@@ -341,12 +345,40 @@ fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()
         }
         out.push(b']');
     }
-    if let Some(t) = rec.as_ref().and_then(|r| r.timeline.as_ref()) {
+    // The timeline, rare and nested, from the serde form.
+    if let Some(t) = c
+        .timeline
+        .as_ref()
+        .and_then(|_| call_rec(input, c).timeline)
+    {
         out.extend_from_slice(br#","timeline":"#);
-        serde_json::to_writer(&mut *out, t)?;
+        serde_json::to_writer(&mut *out, &t)?;
     }
     out.push(b'}');
     Ok(())
+}
+
+/// An id as `Id::to_value` prints it: its text when that is what printing gives (a
+/// string id is kept in serde_json's form; a small integer; `null`), else through
+/// the value.
+fn write_id(out: &mut Vec<u8>, id: &crate::jsonrpc::Id) -> serde_json::Result<()> {
+    let raw = id.raw();
+    let b = raw.as_bytes();
+    let plain_string = b.len() >= 2
+        && b[0] == b'"'
+        && b[b.len() - 1] == b'"'
+        && !b[1..b.len() - 1]
+            .iter()
+            .any(|&c| c == b'"' || c == b'\\' || c < 0x20);
+    let digits = b.strip_prefix(b"-").unwrap_or(b);
+    let small_integer = (1..=18).contains(&digits.len())
+        && digits.iter().all(u8::is_ascii_digit)
+        && (digits[0] != b'0' || raw == "0");
+    if plain_string || small_integer || raw == "null" {
+        out.extend_from_slice(b);
+        return Ok(());
+    }
+    serde_json::to_writer(&mut *out, &id.to_value())
 }
 
 fn opt_str(out: &mut Vec<u8>, s: Option<&str>) {
@@ -683,6 +715,48 @@ mod tests {
             "timeline",
         ] {
             assert!(seen.contains(member), "no call with {member}: {seen:?}");
+        }
+    }
+
+    /// Ids print as `Id::to_value` prints them, whatever their wire form (checked
+    /// to fail with `-0` or a string with a quote inside written as they are).
+    #[test]
+    fn ids_are_written_as_their_value_prints() {
+        let raws = [
+            "1",
+            "0",
+            "-5",
+            "-0",
+            "007",
+            "1.0",
+            "1e3",
+            "12345678901234567890",
+            "123456789012345678",
+            "\"a\"",
+            "\"a\\\"b\"",
+            "\"\\u0041\"",
+            "\"é\"",
+            "\"\"",
+            "\"abc",
+            "abc\"",
+            "\"a\"b\"",
+            "null",
+            "true",
+            "[1, 2]",
+            "{ \"a\" : 1 }",
+            " 7 ",
+            "",
+        ];
+        for raw in raws {
+            let id = crate::jsonrpc::Id::from_raw(raw);
+            let mut fast = Vec::new();
+            write_id(&mut fast, &id).unwrap();
+            let want = serde_json::to_vec(&id.to_value()).unwrap();
+            assert_eq!(
+                String::from_utf8_lossy(&fast),
+                String::from_utf8_lossy(&want),
+                "{raw:?}"
+            );
         }
     }
 
