@@ -5,7 +5,7 @@
 mod message;
 mod result;
 mod scan;
-pub(crate) use scan::{skip as skip_checked, special_bytes};
+pub(crate) use scan::special_bytes;
 
 pub use crate::text::{describe_json_error, excerpt};
 pub use message::{canonical_json, write_canonical, Id, Kind, Message};
@@ -82,6 +82,14 @@ pub fn members_of<'a, const N: usize>(
     let slot = |k: &[u8]| names.iter().position(|n| n.as_bytes() == k);
     let (spans, _) = scan::members::<N>(text, slot, scan::skip)?;
     Some(spans.map(|s| s.and_then(|r| text.get(r))))
+}
+
+/// `write_canonical` of the JSON `text` (already checked, such as a member of a
+/// decoded message) without building a `Value`; `None` when the canonical form
+/// would write something other than the text (see `scan::canonical_text`): then
+/// whatever was written is to be dropped and the `Value` used.
+pub fn write_canonical_text(text: &str, out: &mut impl std::io::Write) -> Option<()> {
+    scan::canonical_text(text, out)
 }
 
 pub fn decode_text(

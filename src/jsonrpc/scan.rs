@@ -14,6 +14,7 @@
 //! serde_json, which decides and words the error.
 
 use memchr::memchr2;
+use std::io::Write;
 use std::ops::Range;
 
 /// The value of each envelope member, as a range of the text: `jsonrpc`, `id`,
@@ -63,7 +64,7 @@ pub(super) fn members<const N: usize>(
         i += 1;
     } else {
         loop {
-            let key_end = plain_key(b, i)?;
+            let key_end = plain_string(b, i)?;
             let key = &b[i + 1..key_end - 1];
             i = ws(b, key_end);
             if b.get(i) != Some(&b':') {
@@ -121,7 +122,7 @@ pub(super) fn elements(
 
 /// The end of the value at `i` in text already checked against the grammar: a
 /// string's end is found with memchr, other bytes are counted for nesting only.
-pub(crate) fn skip(b: &[u8], mut i: usize) -> Option<usize> {
+pub(super) fn skip(b: &[u8], mut i: usize) -> Option<usize> {
     let mut depth = 0usize;
     loop {
         match *b.get(i)? {
@@ -172,9 +173,9 @@ fn ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// The end of a key string starting at `i` that has no escape (an escaped key is
-/// left to serde_json, which compares it decoded).
-fn plain_key(b: &[u8], i: usize) -> Option<usize> {
+/// The end of a string starting at `i` that has no escape (a key with one is left
+/// to serde_json, which compares it decoded; so is a canonical text with one).
+fn plain_string(b: &[u8], i: usize) -> Option<usize> {
     if b.get(i) != Some(&b'"') {
         return None;
     }
@@ -342,6 +343,121 @@ fn member_value(b: &[u8], i: usize) -> Option<usize> {
 
 fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
     (b.get(i..i + word.len())? == word).then_some(i + word.len())
+}
+
+/// Writes the canonical form of the JSON `text` (already checked) to `out` straight
+/// from the text, as `write_canonical` writes it from a `Value`: names sorted, the
+/// last of a name given twice kept, no whitespace. `None` (with part of it written)
+/// for what that form would write otherwise than the text: an escape, a number
+/// other than an integer of up to 18 digits, nesting past 64. Most tool arguments
+/// are a few short strings and small integers, and a `Value` of them (an
+/// order-keeping map that hashes every key) cost more than reading the request.
+pub(super) fn canonical_text(text: &str, out: &mut impl Write) -> Option<()> {
+    let b = text.as_bytes();
+    let end = canonical_at(b, ws(b, 0), out, 0)?;
+    (ws(b, end) == b.len()).then_some(())
+}
+
+/// Writes the canonical form of the value at `i` (no whitespace before it) to `out`
+/// as `write_canonical` would write it; its end, or `None` (see `canonical_text`).
+fn canonical_at(b: &[u8], i: usize, out: &mut impl Write, depth: usize) -> Option<usize> {
+    if depth > 64 {
+        return None;
+    }
+    match *b.get(i)? {
+        b'"' => {
+            let end = plain_string(b, i)?;
+            out.write_all(b.get(i..end)?).ok()?;
+            Some(end)
+        }
+        b'{' => {
+            // Members sorted by name; of a name given twice the last counts.
+            let mut members: Vec<(&[u8], usize)> = Vec::new();
+            let mut j = ws(b, i + 1);
+            if b.get(j) == Some(&b'}') {
+                out.write_all(b"{}").ok()?;
+                return Some(j + 1);
+            }
+            loop {
+                let key_end = plain_string(b, j)?;
+                let colon = ws(b, key_end);
+                (b.get(colon) == Some(&b':')).then_some(())?;
+                let value = ws(b, colon + 1);
+                members.push((b.get(j..key_end)?, value));
+                j = ws(b, skip(b, value)?);
+                match b.get(j)? {
+                    b',' => j = ws(b, j + 1),
+                    b'}' => break,
+                    _ => return None,
+                }
+            }
+            members.sort_by(|x, y| x.0.cmp(y.0));
+            out.write_all(b"{").ok()?;
+            let mut first = true;
+            for (n, (key, value)) in members.iter().enumerate() {
+                if members.get(n + 1).is_some_and(|next| next.0 == *key) {
+                    continue;
+                }
+                if !first {
+                    out.write_all(b",").ok()?;
+                }
+                first = false;
+                out.write_all(key).ok()?;
+                out.write_all(b":").ok()?;
+                canonical_at(b, *value, out, depth + 1)?;
+            }
+            out.write_all(b"}").ok()?;
+            Some(j + 1)
+        }
+        b'[' => {
+            out.write_all(b"[").ok()?;
+            let mut j = ws(b, i + 1);
+            if b.get(j) == Some(&b']') {
+                out.write_all(b"]").ok()?;
+                return Some(j + 1);
+            }
+            loop {
+                j = ws(b, canonical_at(b, j, out, depth + 1)?);
+                match b.get(j)? {
+                    b',' => {
+                        out.write_all(b",").ok()?;
+                        j = ws(b, j + 1);
+                    }
+                    b']' => break,
+                    _ => return None,
+                }
+            }
+            out.write_all(b"]").ok()?;
+            Some(j + 1)
+        }
+        b't' | b'f' | b'n' => {
+            let word: &[u8] = match b[i] {
+                b't' => b"true",
+                b'f' => b"false",
+                _ => b"null",
+            };
+            (b.get(i..i + word.len())? == word).then_some(())?;
+            out.write_all(word).ok()?;
+            Some(i + word.len())
+        }
+        _ => {
+            // An integer of up to 18 digits prints as written; anything else (a
+            // fraction, an exponent, `-0`, a larger integer) as serde_json reads it.
+            let start = i + usize::from(b[i] == b'-');
+            let digits = b
+                .get(start..)?
+                .iter()
+                .take_while(|c| c.is_ascii_digit())
+                .count();
+            let end = start + digits;
+            let plain = (1..=18).contains(&digits)
+                && !matches!(b.get(end), Some(b'.' | b'e' | b'E'))
+                && (b[start] != b'0' || (digits == 1 && start == i));
+            plain.then_some(())?;
+            out.write_all(b.get(i..end)?).ok()?;
+            Some(end)
+        }
+    }
 }
 
 #[cfg(test)]
