@@ -5,6 +5,54 @@ use std::borrow::Cow;
 
 const EXCERPT: usize = 300;
 
+/// The first quote, backslash or control character of `b` at or after `from` (the
+/// bytes a JSON string ends at, escapes, or must not hold), or `b.len()`. Written here
+/// for speed, shared by the message scanner, the JSONL reader and the record writer:
+/// most strings (keys, names, types) end within a few bytes, so the first 32 are
+/// looked at 8 at a time in a register; a longer one is searched with memchr and
+/// checked for control characters in bulk.
+pub fn json_special(b: &[u8], from: usize) -> usize {
+    let is_special = |c: &u8| matches!(c, b'"' | b'\\' | 0..=0x1f);
+    let mut j = from;
+    while j < from.saturating_add(32) {
+        let Some(word) = b.get(j..j + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else {
+            // Fewer than 8 bytes left: byte by byte.
+            let rest = b.get(j..).unwrap_or(&[]);
+            return j + rest.iter().position(is_special).unwrap_or(rest.len());
+        };
+        let hits = special_bytes(u64::from_le_bytes(word));
+        if hits != 0 {
+            return j + (hits.trailing_zeros() / 8) as usize;
+        }
+        j += 8;
+    }
+    let rest = b.get(j..).unwrap_or(&[]);
+    let run = &rest[..memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())];
+    // No early exit in the test, so that it is vectorised; the place only if needed.
+    if run.iter().fold(false, |seen, &c| seen | (c < 0x20)) {
+        return j + run.iter().position(is_special).unwrap_or(run.len());
+    }
+    j + run.len()
+}
+
+/// The high bit of each byte of `w` that may be a quote, a backslash or a control
+/// character. Exact for the lowest such byte (little-endian: the first in the
+/// text), which is all `json_special` reads: a borrow can only mark bytes after it.
+fn special_bytes(w: u64) -> u64 {
+    let below_space = w.wrapping_sub(ONES * 0x20) & !w & (ONES << 7);
+    below_space | bytes_equal(w, b'"') | bytes_equal(w, b'\\')
+}
+
+/// 0x0101…01.
+const ONES: u64 = u64::MAX / 255;
+
+/// The high bit of each byte of `w` that may equal `byte`; exact for the lowest
+/// such byte (a borrow only marks bytes above it), which is what searches read.
+pub fn bytes_equal(w: u64, byte: u8) -> u64 {
+    let x = w ^ (ONES * u64::from(byte));
+    x.wrapping_sub(ONES) & !x & (ONES << 7)
+}
+
 /// `url` cut at its first `://`, as `split_once("://")` cuts it, found with memchr:
 /// every exchange's URL is cut so, and building a substring searcher each time cost
 /// more than the search.

@@ -5,7 +5,6 @@
 mod message;
 mod result;
 mod scan;
-pub(crate) use scan::special_bytes;
 
 pub use crate::text::{describe_json_error, excerpt};
 pub use message::{canonical_json, write_canonical, Id, Kind, Message};

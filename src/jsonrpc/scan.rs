@@ -183,12 +183,6 @@ fn plain_string(b: &[u8], i: usize) -> Option<usize> {
     (b[j] == b'"').then_some(j + 1)
 }
 
-/// True when `s` holds a byte JSON forbids unescaped in a string.
-fn has_control(s: &[u8]) -> bool {
-    // No early exit, so that the loop is vectorised.
-    s.iter().fold(false, |seen, &c| seen | (c < 0x20))
-}
-
 /// The end of the string whose opening quote is at `i`.
 fn string(b: &[u8], i: usize) -> Option<usize> {
     let mut at = i + 1;
@@ -209,44 +203,8 @@ fn string(b: &[u8], i: usize) -> Option<usize> {
 /// The first quote, backslash or control character at or after `at`; `None` when a
 /// control character comes first (never valid in a string) or nothing does.
 fn special(b: &[u8], at: usize) -> Option<usize> {
-    // Most strings (keys, names, types) end within a few bytes: the first 32 are
-    // looked at 8 at a time in a register; a longer string is searched with memchr
-    // and checked in bulk.
-    let mut j = at;
-    while j < at + 32 {
-        let Some(word) = b.get(j..j + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else {
-            // Fewer than 8 bytes left: byte by byte.
-            let rest = b.get(j..)?;
-            return rest
-                .iter()
-                .position(|c| matches!(c, b'"' | b'\\' | 0..=0x1f))
-                .map(|n| j + n);
-        };
-        let hits = special_bytes(u64::from_le_bytes(word));
-        if hits != 0 {
-            return Some(j + (hits.trailing_zeros() / 8) as usize);
-        }
-        j += 8;
-    }
-    let rest = b.get(j..)?;
-    let n = memchr2(b'"', b'\\', rest)?;
-    if has_control(rest.get(..n)?) {
-        return None;
-    }
-    Some(j + n)
-}
-
-/// The high bit of each byte of `w` that may be a quote, a backslash or a control
-/// character. Exact for the lowest such byte (little-endian: the first in the
-/// text), which is all `special` reads: a borrow can only mark bytes after it.
-pub(crate) fn special_bytes(w: u64) -> u64 {
-    const ONES: u64 = u64::MAX / 255;
-    let below_space = w.wrapping_sub(ONES * 0x20) & !w;
-    let q = w ^ (ONES * u64::from(b'"'));
-    let quote = q.wrapping_sub(ONES) & !q;
-    let s = w ^ (ONES * u64::from(b'\\'));
-    let slash = s.wrapping_sub(ONES) & !s;
-    (below_space | quote | slash) & (ONES << 7)
+    let j = crate::text::json_special(b, at);
+    b.get(j).filter(|&&c| c >= 0x20).map(|_| j)
 }
 
 /// The end of the number starting at `i`.

@@ -395,19 +395,8 @@ fn json_str(out: &mut Vec<u8>, s: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let b = s.as_bytes();
     out.push(b'"');
-    // Runs with nothing to escape, most text, are passed over 8 bytes at a time.
-    let mut clean = 0;
-    while let Some(w) = b
-        .get(clean..clean + 8)
-        .and_then(|w| <[u8; 8]>::try_from(w).ok())
-    {
-        let hits = crate::jsonrpc::special_bytes(u64::from_le_bytes(w));
-        if hits != 0 {
-            clean += (hits.trailing_zeros() / 8) as usize;
-            break;
-        }
-        clean += 8;
-    }
+    // The run with nothing to escape, most text, is passed over in bulk.
+    let clean = crate::text::json_special(b, 0);
     let mut start = 0;
     for (i, &c) in b.iter().enumerate().skip(clean) {
         let short: &[u8] = match c {

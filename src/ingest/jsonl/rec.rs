@@ -375,12 +375,9 @@ fn unescape(inner: &str) -> Option<String> {
 /// every quote of the JSON inside it, so backslashes come every few bytes: they are
 /// looked for 8 bytes at a time in a register, and memchr takes over on a long run.
 fn next_backslash(b: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = u64::MAX / 255;
     let mut j = from;
     while let Some(w) = b.get(j..j + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-        let x = u64::from_le_bytes(w) ^ (ONES * u64::from(b'\\'));
-        // The lowest marked byte is the first backslash (a borrow only marks above it).
-        let hits = x.wrapping_sub(ONES) & !x & (ONES << 7);
+        let hits = crate::text::bytes_equal(u64::from_le_bytes(w), b'\\');
         if hits != 0 {
             return Some(j + (hits.trailing_zeros() / 8) as usize);
         }
