@@ -17,6 +17,7 @@ pub mod config;
 pub mod correlate;
 pub mod explain;
 pub mod ingest;
+pub mod json;
 pub mod jsonrpc;
 pub mod model;
 pub mod report;

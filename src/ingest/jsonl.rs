@@ -10,8 +10,7 @@ use crate::model::{
     SseBody, SseEvent, StdioMessage, Timestamp,
 };
 use crate::sse::{Budget, Events};
-use rec::{json_kind, scalar, Members, Part, Record, Reply, K};
-use serde_json::value::RawValue;
+use rec::{json_kind, scalar, Members, Part, Raw, Record, Reply, K};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::io::{self, BufRead};
@@ -188,7 +187,7 @@ fn raw_timestamp(m: &Members, keys: &[K]) -> Option<Timestamp> {
 
 /// A body as logged: a string (unescaped), or JSON logged as a JSON value rather
 /// than as text (kept as written); `null` is no body.
-fn raw_body(raw: Option<&RawValue>) -> Option<String> {
+fn raw_body(raw: Option<Raw>) -> Option<String> {
     let raw = raw?;
     let text = raw.get().trim();
     if text == "null" {
@@ -198,6 +197,14 @@ fn raw_body(raw: Option<&RawValue>) -> Option<String> {
         return rec::string(raw).map(Cow::into_owned);
     }
     Some(text.to_owned())
+}
+
+/// A part's body as `raw_body` reads it, taken as decoded when the reader did.
+fn body_of(decoded: Option<Cow<str>>, members: &Members) -> Option<String> {
+    match decoded {
+        Some(text) => Some(text.into_owned()),
+        None => raw_body(members.get(K::Body)),
+    }
 }
 
 fn parse_line(text: &str, budget: Budget) -> Result<Line, Rejected> {
@@ -233,7 +240,7 @@ fn read_record(text: &str, record: Option<Record>, budget: Budget) -> Result<Lin
     // A line the process wrote that is not JSON (stdout noise, a crash trace) is
     // recorded as `"raw": text` (or as a string `msg`): it is kept as that text,
     // so the pairer can tell a garbled reply from a missing one.
-    let text_of = |v: &RawValue| -> Option<String> {
+    let text_of = |v: Raw| -> Option<String> {
         let t = v.get().trim_start();
         if t.starts_with('{') || t.starts_with('[') {
             Some(v.get().to_owned())
@@ -326,7 +333,7 @@ fn http_record(
             .or_else(|| raw_str(&req.members, K::Path))
             .unwrap_or_default(),
         headers: req.headers.map_err(|e| format!("request {e}"))?,
-        body: raw_body(req.members.get(K::Body))
+        body: body_of(req.body, &req.members)
             .unwrap_or_default()
             .into_bytes(),
         ts: raw_timestamp(&req.members, &[K::Ts]).or(ts),
@@ -372,7 +379,7 @@ fn http_record(
 }
 
 /// `status` as a number or a numeric string, at most 999.
-fn status(raw: Option<&RawValue>) -> Option<u16> {
+fn status(raw: Option<Raw>) -> Option<u16> {
     let text = raw?.get();
     // The usual plain number, without building a `Value` (JSON has no leading zeros,
     // so up to three digits is at most 999).
@@ -398,7 +405,7 @@ fn http_response(resp: Part, record: &Members, budget: Budget) -> Result<HttpRes
     let body = if let Some(events) = events {
         Body::Sse(events_body(&events, budget)?)
     } else {
-        match raw_body(m.get(K::Body)) {
+        match body_of(resp.body, &m) {
             None if m.has(K::Body) => Body::Bytes(Vec::new()),
             None => Body::NotRecorded,
             Some(text) => super::body_from_recorded(&headers, text.into_bytes(), budget),
@@ -575,7 +582,6 @@ mod tests {
         r#"{"request":{},"response":{"status":1000}}"#,
         r#"{"request":{},"response":{"status":200.0}}"#,
         r#"{"request":{},"end":"sideways"}"#,
-        r#"{"re\u0071uest":{"url":"/esc\u0061ped"},"headers":[1]}"#,
         r#"{"dir":"c2s","msg":{"jsonrpc":"2.0","id":1,"method":"ping"},"ts":"2026-12-02T17:00:00Z"}"#,
         r#"{"direction":"RECV","message":"not json at all","time":1764694800}"#,
         r#"{"dir":"c2s","raw":"garbled \"reply\""}"#,
@@ -611,6 +617,8 @@ mod tests {
         r#"{"request":{},"request":{"url":"/b"}}"#,
         r#"{"request":{"headers":null,"headers":[]}}"#,
         r#"{"jsonrpc":"2.0","response":3}"#,
+        r#"{"re\u0071uest":{"url":"/esc\u0061ped"},"headers":[1]}"#,
+        r#"{"request":{"headers":{"\u0041":"1"}}}"#,
     ];
 
     #[test]
@@ -667,6 +675,29 @@ mod tests {
             }
             let line = format!(r#"{{"{}":1}}"#, k.name());
             assert!(rec::one_pass(&line).expect("read").top.has(k), "{k:?}");
+        }
+    }
+
+    /// Deep nesting in a member no reader looks at: the one-pass reader takes it up
+    /// to `DEPTH`, leaves it to the map reader past that, and the line reads the same.
+    #[test]
+    fn deep_nesting_reads_as_the_map_reader_reads_it() {
+        let nested = |n: usize| {
+            format!(
+                r#"{{"request":{{}},"x":{}1{}}}"#,
+                "[".repeat(n),
+                "]".repeat(n)
+            )
+        };
+        assert!(rec::one_pass(&nested(rec::DEPTH)).is_some());
+        for n in [rec::DEPTH + 1, 200, 100_000] {
+            let (fast, old) = both_ways(&nested(n));
+            assert!(fast.is_none());
+            assert!(
+                matches!(old, Ok(Line::Payload(Payload::Http(_)))),
+                "{old:?}"
+            );
+            assert_eq!(parse_line(&nested(n), Budget::default()), old);
         }
     }
 
@@ -757,18 +788,45 @@ mod tests {
             proptest::prop_assert_eq!(parse_line(&line, Budget::default()), old, "{}", line);
         }
 
+        /// A line one byte off (a byte put in, taken out or changed anywhere) is read
+        /// in one pass only when serde_json reads it too, and then as the map reader
+        /// reads it: the one-pass reader never takes text serde_json refuses.
+        #[test]
+        fn a_line_one_byte_off_is_read_as_serde_json_reads_it(
+            line in member(),
+            at in proptest::prelude::any::<proptest::sample::Index>(),
+            op in 0..3u8,
+            byte in proptest::sample::select(&b"{}[],:\"\\ 0-.eE+tnu\t\nax\x01"[..]),
+        ) {
+            let mut b = line.into_bytes();
+            let i = at.index(b.len() + 1);
+            match op {
+                0 => b.insert(i, byte),
+                1 if i < b.len() => { b.remove(i); }
+                _ if i < b.len() => b[i] = byte,
+                _ => b.push(byte),
+            }
+            let Ok(line) = String::from_utf8(b) else { return Ok(()) };
+            let (fast, old) = both_ways(&line);
+            if let Some(fast) = fast {
+                proptest::prop_assert!(serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok(), "{}", line);
+                proptest::prop_assert_eq!(&fast, &old, "{}", line);
+            }
+            proptest::prop_assert_eq!(parse_line(&line, Budget::default()), old, "{}", line);
+        }
+
         /// Strings unescape as serde_json unescapes them: short and long, with
         /// escapes close together and far apart.
         #[test]
         fn strings_unescape_as_serde_json_does(text in "(\\PC|\"|\\\\|[a-z ]{1,70}){0,40}", raw in "[a-z\\\\\"/u0-9dDfF]{0,12}") {
             let quoted = serde_json::to_string(&text).unwrap();
-            let v: &RawValue = serde_json::from_str(&quoted).unwrap();
-            let got = rec::string(v);
+            let v: &serde_json::value::RawValue = serde_json::from_str(&quoted).unwrap();
+            let got = rec::string(Raw(v.get()));
             proptest::prop_assert_eq!(got.as_deref(), Some(text.as_str()));
             let quoted = format!("\"{raw}\"");
-            if let Ok(v) = serde_json::from_str::<&RawValue>(&quoted) {
+            if let Ok(v) = serde_json::from_str::<&serde_json::value::RawValue>(&quoted) {
                 proptest::prop_assert_eq!(
-                    rec::string(v).map(Cow::into_owned),
+                    rec::string(Raw(v.get())).map(Cow::into_owned),
                     serde_json::from_str::<String>(&quoted).ok()
                 );
             }

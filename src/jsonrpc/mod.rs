@@ -79,7 +79,7 @@ pub fn members_of<'a, const N: usize>(
     names: [&str; N],
 ) -> Option<[Option<&'a str>; N]> {
     let slot = |k: &[u8]| names.iter().position(|n| n.as_bytes() == k);
-    let (spans, _) = scan::members::<N>(text, slot, scan::skip)?;
+    let (spans, _) = crate::json::members::<N>(text, slot, crate::json::skip)?;
     Some(spans.map(|s| s.and_then(|r| text.get(r))))
 }
 

@@ -56,7 +56,7 @@ impl<'a> ResultView<'a, Content<'a>> {
 /// `Some(view)` when `raw` could be read as serde_json would read it; `Some(None)`
 /// when `raw` is no object (as `parse` answers); `None` to leave it to `parse`.
 fn scanned(raw: &str) -> Option<Option<ResultView<'_, Content<'_>>>> {
-    use super::scan::{members, skip};
+    use crate::json::{members, skip};
     if !raw.trim_start().starts_with('{') {
         return Some(None);
     }
@@ -96,7 +96,7 @@ fn scanned(raw: &str) -> Option<Option<ResultView<'_, Content<'_>>>> {
 
 /// `Content` of the raw `content` member, or `None` to leave it to serde_json.
 fn scanned_content(text: &str) -> Option<Content<'_>> {
-    use super::scan::{elements, members, skip};
+    use crate::json::{elements, members, skip};
     match text.as_bytes().first()? {
         b'[' => {}
         // serde_json checks the keys of an object it skips in ways this does not.

@@ -1,19 +1,22 @@
-//! One JSONL line read in one pass (issue #13): the members any reading of a line
-//! looks at are kept as raw JSON in fixed slots, and a record's request and response
-//! are read in the same pass, their headers straight into `Headers`.
+//! One JSONL line read in one pass: the members any reading of a line looks at are
+//! kept as raw JSON in fixed slots, and a record's request and response are read in
+//! the same pass, their headers straight into `Headers` and a body logged as a string
+//! decoded as it is checked. Written here with the shared scanner (`crate::json`), not
+//! with serde_json, for speed: a body logged as a JSON string escapes every quote of
+//! the message inside it, and serde_json took a call per escape to pass over it and
+//! the reader a second pass to decode it, a third of a JSONL log's time.
 //!
 //! The one-pass reader takes only plain shapes. A line it does not take (a duplicate
 //! member, headers that are not strings, `request` that is not an object, …) is read
 //! again the old way, member by member into a map, which gives every odd shape the
 //! meaning and the wording it always had; both ways end in the same `Record`.
 
+use crate::json;
 use crate::model::Headers;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::value::RawValue;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::fmt;
 
 /// The members a reading of a line looks at, at any level of a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -115,47 +118,57 @@ impl K {
         }
     }
 
-    fn of(name: &str) -> Option<K> {
+    fn of(name: &[u8]) -> Option<K> {
         Some(match name {
-            "request" => K::Request,
-            "response" => K::Response,
-            "ts" => K::Ts,
-            "timestamp" => K::Timestamp,
-            "time" => K::Time,
-            "started_at" => K::StartedAt,
-            "end" => K::End,
-            "closed_by" => K::ClosedBy,
-            "error" => K::Error,
-            "note" => K::Note,
-            "end_ts" => K::EndTs,
-            "ended_at" => K::EndedAt,
-            "response_ts" => K::ResponseTs,
-            "msg" => K::Msg,
-            "message" => K::Message,
-            "raw" => K::Raw,
-            "dir" => K::Dir,
-            "direction" => K::Direction,
-            "jsonrpc" => K::Jsonrpc,
-            "id" => K::Id,
-            "result" => K::Result,
-            "method" => K::Method,
-            "params" => K::Params,
-            "url" => K::Url,
-            "path" => K::Path,
-            "body" => K::Body,
-            "status" => K::Status,
-            "events" => K::Events,
+            b"request" => K::Request,
+            b"response" => K::Response,
+            b"ts" => K::Ts,
+            b"timestamp" => K::Timestamp,
+            b"time" => K::Time,
+            b"started_at" => K::StartedAt,
+            b"end" => K::End,
+            b"closed_by" => K::ClosedBy,
+            b"error" => K::Error,
+            b"note" => K::Note,
+            b"end_ts" => K::EndTs,
+            b"ended_at" => K::EndedAt,
+            b"response_ts" => K::ResponseTs,
+            b"msg" => K::Msg,
+            b"message" => K::Message,
+            b"raw" => K::Raw,
+            b"dir" => K::Dir,
+            b"direction" => K::Direction,
+            b"jsonrpc" => K::Jsonrpc,
+            b"id" => K::Id,
+            b"result" => K::Result,
+            b"method" => K::Method,
+            b"params" => K::Params,
+            b"url" => K::Url,
+            b"path" => K::Path,
+            b"body" => K::Body,
+            b"status" => K::Status,
+            b"events" => K::Events,
             _ => return None,
         })
     }
 }
 
+/// A member's value as raw JSON text, checked against the grammar.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Raw<'a>(pub(super) &'a str);
+
+impl<'a> Raw<'a> {
+    pub(super) fn get(self) -> &'a str {
+        self.0
+    }
+}
+
 /// An object's members named in `K`, each as its raw JSON text.
 #[derive(Default, Clone, Copy)]
-pub(super) struct Members<'a>([Option<&'a RawValue>; COUNT]);
+pub(super) struct Members<'a>([Option<Raw<'a>>; COUNT]);
 
 impl<'a> Members<'a> {
-    pub(super) fn get(&self, k: K) -> Option<&'a RawValue> {
+    pub(super) fn get(&self, k: K) -> Option<Raw<'a>> {
         self.0[k as usize]
     }
 
@@ -166,7 +179,7 @@ impl<'a> Members<'a> {
     fn from_map(map: &HashMap<Cow<'a, str>, &'a RawValue>) -> Self {
         let mut m = Members::default();
         for k in K::ALL {
-            m.0[k as usize] = map.get(k.name()).copied();
+            m.0[k as usize] = map.get(k.name()).map(|r| Raw(r.get()));
         }
         m
     }
@@ -178,6 +191,9 @@ pub(super) struct Part<'a> {
     /// Its `headers`, or why they are not headers (reported when the record reaches
     /// them, so that the first fault of a record is still the one named).
     pub(super) headers: Result<Headers, String>,
+    /// Its `body` when that is a string, decoded as it was read (`None` otherwise,
+    /// and for a string that does not decode: `members` has it raw).
+    pub(super) body: Option<Cow<'a, str>>,
 }
 
 /// A record's `response` member.
@@ -208,14 +224,6 @@ pub(super) fn record(text: &str) -> Option<Record<'_>> {
         return None;
     }
     one_pass(text).or_else(|| by_map(text))
-}
-
-/// The one-pass reading; `None` for a shape it leaves to `by_map`.
-pub(super) fn one_pass(text: &str) -> Option<Record<'_>> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let rec = de.deserialize_map(TopVisitor).ok()?;
-    de.end().ok()?;
-    Some(rec)
 }
 
 /// The old reading, member by member into a map: duplicate members keep the last.
@@ -258,6 +266,7 @@ fn part_of<'a>(o: &Obj<'a>) -> Part<'a> {
     Part {
         members: Members::from_map(o),
         headers: headers_of_value(value.as_ref()),
+        body: None,
     }
 }
 
@@ -324,77 +333,19 @@ pub(super) fn scalar(v: &Value) -> String {
 }
 
 /// The text of a raw JSON string, unescaped; `None` when `raw` is not a string or
-/// does not unescape. Most strings in a log have no escape and are borrowed.
-pub(super) fn string(raw: &RawValue) -> Option<Cow<'_, str>> {
+/// does not decode (a lone surrogate). Most strings in a log have no escape and are
+/// borrowed.
+pub(super) fn string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
     let text = raw.get();
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if memchr::memchr(b'\\', inner.as_bytes()).is_none() {
-        return Some(Cow::Borrowed(inner));
-    }
-    // Escapes other than the common ones (surrogates) are left to serde_json.
-    match unescape(inner) {
-        Some(s) => Some(Cow::Owned(s)),
-        None => serde_json::from_str::<String>(text).ok().map(Cow::Owned),
-    }
-}
-
-/// Unescapes the inside of a JSON string that serde_json has already checked; `None`
-/// on a `\u` surrogate, which is left to serde_json's own rules.
-fn unescape(inner: &str) -> Option<String> {
-    let b = inner.as_bytes();
-    let mut out = String::with_capacity(inner.len());
-    let mut i = 0;
-    while let Some(at) = next_backslash(b, i) {
-        // Escapes are ASCII, so every cut here falls between characters.
-        out.push_str(inner.get(i..at)?);
-        i = at;
-        let c = match *b.get(i + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            b'u' => {
-                let code = u32::from_str_radix(inner.get(i + 2..i + 6)?, 16).ok()?;
-                i += 4;
-                char::from_u32(code)?
-            }
-            _ => return None,
-        };
-        out.push(c);
-        i += 2;
-    }
-    out.push_str(&inner[i..]);
-    Some(out)
-}
-
-/// The first backslash at or after `from`. A body logged as a JSON string escapes
-/// every quote of the JSON inside it, so backslashes come every few bytes: they are
-/// looked for 8 bytes at a time in a register, and memchr takes over on a long run.
-fn next_backslash(b: &[u8], from: usize) -> Option<usize> {
-    let mut j = from;
-    while let Some(w) = b.get(j..j + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-        let hits = crate::text::bytes_equal(u64::from_le_bytes(w), b'\\');
-        if hits != 0 {
-            return Some(j + (hits.trailing_zeros() / 8) as usize);
-        }
-        j += 8;
-        if j - from >= 64 {
-            return memchr::memchr(b'\\', b.get(j..)?).map(|k| j + k);
-        }
-    }
-    b.get(j..)?.iter().position(|&c| c == b'\\').map(|k| j + k)
+    json::unescaped(text, 0).and_then(|(end, s)| (end == text.len()).then_some(s))
 }
 
 // ---- The one-pass reader ----
 
-/// Any failure: the line is read again by `by_map`, which has the wording.
-fn no<E: de::Error>() -> E {
-    E::custom("not read in one pass")
-}
+/// How deep a member's value may nest for the one-pass reader; a deeper line is left
+/// to `by_map`, whose serde_json decides (it passes over raw members at any depth,
+/// but reads headers only 128 deep).
+pub(super) const DEPTH: usize = 100;
 
 /// A member name: one of `K`, `headers`, or one no reader looks at.
 enum Name {
@@ -403,309 +354,191 @@ enum Name {
     Other,
 }
 
-struct NameSeed;
-
-impl<'de> DeserializeSeed<'de> for NameSeed {
-    type Value = Name;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Name, D::Error> {
-        d.deserialize_identifier(self)
+fn name(key: &[u8]) -> Name {
+    match K::of(key) {
+        Some(k) => Name::Known(k),
+        None if key == b"headers" => Name::Headers,
+        None => Name::Other,
     }
 }
 
-impl Visitor<'_> for NameSeed {
-    type Value = Name;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a member name")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Name, E> {
-        Ok(match K::of(v) {
-            Some(k) => Name::Known(k),
-            None if v == "headers" => Name::Headers,
-            None => Name::Other,
-        })
-    }
+/// The one-pass reading; `None` for a shape it leaves to `by_map` (an escaped key, a
+/// member given twice, headers that are not strings, …) and for any text that is
+/// not JSON.
+pub(super) fn one_pass(text: &str) -> Option<Record<'_>> {
+    let b = text.as_bytes();
+    let mut top = Members::default();
+    let mut request = None;
+    let mut response = None;
+    let end = json::object(b, json::ws(b, 0), |key, i| match name(key) {
+        Name::Known(K::Request) => {
+            if request.is_some() {
+                return None;
+            }
+            let (end, part) = part(text, i)?;
+            request = Some(part);
+            Some(end)
+        }
+        Name::Known(K::Response) => {
+            if response.is_some() {
+                return None;
+            }
+            if let Some(end) = json::literal(b, i, b"null") {
+                response = Some(Reply::Absent);
+                return Some(end);
+            }
+            let (end, part) = part(text, i)?;
+            response = Some(Reply::Object(part));
+            Some(end)
+        }
+        Name::Known(k) => put(&mut top, k, text, i),
+        Name::Headers | Name::Other => json::value_within(b, i, DEPTH),
+    })?;
+    (json::ws(b, end) == b.len()).then_some(Record {
+        top,
+        request: request.map(Some),
+        response: response.unwrap_or(Reply::Absent),
+    })
 }
 
-/// Puts a raw member in its slot; a second one of the same name is left to `by_map`.
-fn put<'de, A: MapAccess<'de>>(
-    members: &mut Members<'de>,
-    k: K,
-    map: &mut A,
-) -> Result<(), A::Error> {
+/// Puts the raw member at `i` in its slot; its end. A second one of the same name is
+/// left to `by_map`.
+fn put<'a>(members: &mut Members<'a>, k: K, text: &'a str, i: usize) -> Option<usize> {
     let slot = &mut members.0[k as usize];
     if slot.is_some() {
-        return Err(no());
+        return None;
     }
-    *slot = Some(map.next_value::<&'de RawValue>()?);
-    Ok(())
+    let end = json::value_within(text.as_bytes(), i, DEPTH)?;
+    *slot = Some(Raw(text.get(i..end)?));
+    Some(end)
 }
 
-struct TopVisitor;
-
-impl<'de> Visitor<'de> for TopVisitor {
-    type Value = Record<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Record<'de>, A::Error> {
-        let mut top = Members::default();
-        let mut request = None;
-        let mut response = None;
-        while let Some(name) = map.next_key_seed(NameSeed)? {
-            match name {
-                Name::Known(K::Request) => {
-                    if request.is_some() {
-                        return Err(no());
-                    }
-                    request = Some(map.next_value_seed(PartSeed)?);
+/// The request or response object at `i` (only an object) and its end.
+fn part(text: &str, i: usize) -> Option<(usize, Part<'_>)> {
+    let b = text.as_bytes();
+    let mut members = Members::default();
+    let mut headers = None;
+    let mut body = None;
+    let end = json::object(b, i, |key, i| match name(key) {
+        Name::Known(K::Body) if b.get(i) == Some(&b'"') && !members.has(K::Body) => {
+            match json::unescaped(text, i) {
+                Some((end, s)) => {
+                    body = Some(s);
+                    members.0[K::Body as usize] = Some(Raw(text.get(i..end)?));
+                    Some(end)
                 }
-                Name::Known(K::Response) => {
-                    if response.is_some() {
-                        return Err(no());
-                    }
-                    response = Some(map.next_value_seed(ReplySeed)?);
-                }
-                Name::Known(k) => put(&mut top, k, &mut map)?,
-                Name::Headers | Name::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+                // A lone surrogate: kept raw, as serde_json passes over it.
+                None => put(&mut members, K::Body, text, i),
             }
         }
-        Ok(Record {
-            top,
-            request: request.map(Some),
-            response: response.unwrap_or(Reply::Absent),
-        })
-    }
-}
-
-/// A request or response object (only an object: `deserialize_map` takes no list).
-struct PartSeed;
-
-impl<'de> DeserializeSeed<'de> for PartSeed {
-    type Value = Part<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Part<'de>, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for PartSeed {
-    type Value = Part<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Part<'de>, A::Error> {
-        let mut members = Members::default();
-        let mut headers = None;
-        while let Some(name) = map.next_key_seed(NameSeed)? {
-            match name {
-                Name::Known(k) => put(&mut members, k, &mut map)?,
-                Name::Headers => {
-                    if headers.is_some() {
-                        return Err(no());
-                    }
-                    headers = Some(map.next_value_seed(HeadersSeed)?);
-                }
-                Name::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                }
+        Name::Known(k) => put(&mut members, k, text, i),
+        Name::Headers => {
+            if headers.is_some() {
+                return None;
             }
+            let (end, h) = headers_at(text, i)?;
+            headers = Some(h);
+            Some(end)
         }
-        Ok(Part {
+        Name::Other => json::value_within(b, i, DEPTH),
+    })?;
+    Some((
+        end,
+        Part {
             members,
             headers: Ok(headers.unwrap_or_default()),
-        })
-    }
+            body,
+        },
+    ))
 }
 
-/// `response`: an object or `null`.
-struct ReplySeed;
-
-impl<'de> DeserializeSeed<'de> for ReplySeed {
-    type Value = Reply<'de>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Reply<'de>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ReplySeed {
-    type Value = Reply<'de>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object or null")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Reply<'de>, E> {
-        Ok(Reply::Absent)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Reply<'de>, A::Error> {
-        PartSeed.visit_map(map).map(Reply::Object)
-    }
-}
-
-/// Headers as a list of `[name, value]` or `{"name", "value"}`, or an object of
-/// values or lists of values; names and values strings (or `null`, read as "").
-struct HeadersSeed;
-
-impl<'de> DeserializeSeed<'de> for HeadersSeed {
-    type Value = Headers;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Headers, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for HeadersSeed {
-    type Value = Headers;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("headers")
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Headers, E> {
-        Ok(Headers::default())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Headers, A::Error> {
-        let mut h = Headers::default();
-        while let Some((name, value)) = seq.next_element_seed(EntrySeed)? {
+/// Headers at `i` as a list of `[name, value]` or `{"name", "value"}`, or an object
+/// of values or lists of values; names and values strings (or `null`, read as "").
+fn headers_at(text: &str, i: usize) -> Option<(usize, Headers)> {
+    let b = text.as_bytes();
+    let mut h = Headers::default();
+    let end = match b.get(i)? {
+        b'n' => json::literal(b, i, b"null")?,
+        b'[' => json::array(b, i, |i| {
+            let (end, name, value) = entry(text, i)?;
             h.push(name, value);
-        }
-        Ok(h)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Headers, A::Error> {
-        let mut h = Headers::default();
-        while let Some(name) = map.next_key::<String>()? {
-            // serde_json's map keeps one value per name, at the first one's place.
-            if h.0.iter().any(|(n, _)| *n == name) {
-                return Err(no());
+            Some(end)
+        })?,
+        b'{' => json::object(b, i, |key, i| {
+            let name = std::str::from_utf8(key).ok()?;
+            // serde_json's map keeps one value per name, at the first one's place:
+            // a name given twice is left to `by_map`, and so is one with no value.
+            if h.0.iter().any(|(n, _)| n == name) {
+                return None;
             }
-            let values = map.next_value_seed(ValuesSeed)?;
-            // A name with no value would go unseen by the check above.
-            if values.is_empty() {
-                return Err(no());
-            }
-            for v in values {
-                h.push(name.clone(), v);
-            }
-        }
-        Ok(h)
-    }
+            let before = h.0.len();
+            let end = values(text, i, |v| h.push(name.to_owned(), v))?;
+            (h.0.len() > before).then_some(end)
+        })?,
+        _ => return None,
+    };
+    Some((end, h))
 }
 
-/// One entry of a headers list.
-struct EntrySeed;
-
-impl<'de> DeserializeSeed<'de> for EntrySeed {
-    type Value = (String, String);
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(String, String), D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for EntrySeed {
-    type Value = (String, String);
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a header entry")
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(String, String), A::Error> {
-        let name = seq.next_element_seed(Text)?.ok_or_else(no)?;
-        let value = seq.next_element_seed(Text)?.ok_or_else(no)?;
-        if seq.next_element::<IgnoredAny>()?.is_some() {
-            return Err(no());
-        }
-        Ok((name, value))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(String, String), A::Error> {
-        let (mut name, mut value) = (None, None);
-        while let Some(key) = map.next_key_seed(NameOrValue)? {
-            let slot = match key {
-                Some(true) => &mut name,
-                Some(false) => &mut value,
-                None => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
+/// One entry of a headers list, and its end.
+fn entry(text: &str, i: usize) -> Option<(usize, String, String)> {
+    let b = text.as_bytes();
+    match b.get(i)? {
+        b'[' => {
+            let mut pair: [Option<String>; 2] = [None, None];
+            let mut n = 0;
+            let end = json::array(b, i, |i| {
+                let (end, t) = text_at(text, i)?;
+                *pair.get_mut(n)? = Some(t);
+                n += 1;
+                Some(end)
+            })?;
+            let [Some(name), Some(value)] = pair else {
+                return None;
             };
-            if slot.is_some() {
-                return Err(no());
-            }
-            *slot = Some(map.next_value_seed(Text)?);
+            Some((end, name, value))
         }
-        Ok((name.ok_or_else(no)?, value.unwrap_or_default()))
-    }
-}
-
-/// The member name of a `{"name", "value"}` entry: `name`, `value`, or another.
-struct NameOrValue;
-
-impl<'de> DeserializeSeed<'de> for NameOrValue {
-    type Value = Option<bool>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Option<bool>, D::Error> {
-        d.deserialize_identifier(self)
-    }
-}
-
-impl Visitor<'_> for NameOrValue {
-    type Value = Option<bool>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a member name")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Option<bool>, E> {
-        Ok(match v {
-            "name" => Some(true),
-            "value" => Some(false),
-            _ => None,
-        })
-    }
-}
-
-/// A header's value or values.
-struct ValuesSeed;
-
-impl<'de> DeserializeSeed<'de> for ValuesSeed {
-    type Value = Vec<String>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Vec<String>, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ValuesSeed {
-    type Value = Vec<String>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a header value")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Vec<String>, E> {
-        Ok(vec![v.to_owned()])
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Vec<String>, E> {
-        Ok(vec![String::new()])
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<String>, A::Error> {
-        let mut out = Vec::new();
-        while let Some(v) = seq.next_element_seed(Text)? {
-            out.push(v);
+        b'{' => {
+            let (mut name, mut value) = (None, None);
+            let end = json::object(b, i, |key, i| {
+                let slot = match key {
+                    b"name" => &mut name,
+                    b"value" => &mut value,
+                    _ => return json::value_within(b, i, DEPTH),
+                };
+                if slot.is_some() {
+                    return None;
+                }
+                let (end, t) = text_at(text, i)?;
+                *slot = Some(t);
+                Some(end)
+            })?;
+            Some((end, name?, value.unwrap_or_default()))
         }
-        Ok(out)
+        _ => None,
     }
 }
 
-/// A string, or `null` read as "" (as the map reader reads both); nothing else.
-struct Text;
-
-impl<'de> DeserializeSeed<'de> for Text {
-    type Value = String;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
-        d.deserialize_any(self)
+/// A header's value or list of values at `i`, each given to `push`; its end.
+fn values(text: &str, i: usize, mut push: impl FnMut(String)) -> Option<usize> {
+    let b = text.as_bytes();
+    if b.get(i) == Some(&b'[') {
+        return json::array(b, i, |i| {
+            let (end, t) = text_at(text, i)?;
+            push(t);
+            Some(end)
+        });
     }
+    let (end, t) = text_at(text, i)?;
+    push(t);
+    Some(end)
 }
 
-impl<'de> Visitor<'de> for Text {
-    type Value = String;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<String, E> {
-        Ok(v.to_owned())
-    }
-    fn visit_string<E: de::Error>(self, v: String) -> Result<String, E> {
-        Ok(v)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<String, E> {
-        Ok(String::new())
+/// A string at `i`, or `null` read as "" (as the map reader reads both); nothing
+/// else. Its end and its text.
+fn text_at(text: &str, i: usize) -> Option<(usize, String)> {
+    match text.as_bytes().get(i)? {
+        b'n' => Some((json::literal(text.as_bytes(), i, b"null")?, String::new())),
+        _ => json::unescaped(text, i).map(|(end, s)| (end, s.into_owned())),
     }
 }

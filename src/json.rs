@@ -1,0 +1,443 @@
+//! A validating JSON scanner, shared by every stage that reads JSON text it does not
+//! need as a tree: the message scanner of `jsonrpc` and the JSONL record reader of
+//! `ingest`. It finds where values start and end, checking the text against the JSON
+//! grammar as it goes. Written here, not taken from a crate, for speed: most bytes of
+//! MCP traffic sit in strings (tool output, schemas, bodies logged as strings), whose
+//! ends and escapes `text::json_special` finds a word at a time, while serde_json
+//! walks them a byte or a call per escape.
+//!
+//! It accepts no more than serde_json does (strings are checked for control characters
+//! and escapes; lone surrogates are refused where a string is decoded, and passed
+//! where it is skipped, as serde_json does), and may accept less: a caller leaves what
+//! it turns down (an escaped key, trailing text, any error) to serde_json, which
+//! decides and words the error. `value` does not limit nesting; `value_within` does.
+
+use memchr::memchr2;
+use std::borrow::Cow;
+use std::ops::Range;
+
+/// How a member's value is passed over: `value` checks it against the grammar,
+/// `skip` trusts text already checked (a member of a message read before).
+pub(crate) type Over = fn(&[u8], usize) -> Option<usize>;
+
+/// Each named member's span (the last one of a name given twice) and how many times
+/// the name came.
+pub(crate) type Found<const N: usize> = ([Option<Range<usize>>; N], [u8; N]);
+
+/// Where the members of the JSON object `text` that `slot` numbers have their values
+/// (the last one of a key given twice), and how many times each came (up to 255),
+/// when `text` is one object whose keys carry no escapes; `None` for anything else.
+pub(crate) fn members<const N: usize>(
+    text: &str,
+    slot: impl Fn(&[u8]) -> Option<usize>,
+    over: Over,
+) -> Option<Found<N>> {
+    let b = text.as_bytes();
+    let mut spans: [Option<Range<usize>>; N] = std::array::from_fn(|_| None);
+    let mut counts = [0u8; N];
+    let end = object(b, ws(b, 0), |key, start| {
+        let end = over(b, start)?;
+        if let Some(n) = slot(key).filter(|&n| n < N) {
+            spans[n] = Some(start..end);
+            counts[n] = counts[n].saturating_add(1);
+        }
+        Some(end)
+    })?;
+    (ws(b, end) == b.len()).then_some((spans, counts))
+}
+
+/// Walks the object at `i` (no whitespace before it) whose keys carry no escapes:
+/// `each` gets a key's text and where its value starts, reads the value and answers
+/// where it ends. The object's end, or `None` when it is no such object or `each`
+/// turns a member down.
+pub(crate) fn object(
+    b: &[u8],
+    i: usize,
+    mut each: impl FnMut(&[u8], usize) -> Option<usize>,
+) -> Option<usize> {
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    let mut i = ws(b, i + 1);
+    if b.get(i) == Some(&b'}') {
+        return Some(i + 1);
+    }
+    loop {
+        let key_end = plain_string(b, i)?;
+        let key = &b[i + 1..key_end - 1];
+        i = ws(b, key_end);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        let end = each(key, ws(b, i + 1))?;
+        i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b'}') => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// Walks the array at `i` (no whitespace before it): `each` gets where an element
+/// starts, reads it and answers where it ends. The array's end, or `None`.
+pub(crate) fn array(
+    b: &[u8],
+    i: usize,
+    mut each: impl FnMut(usize) -> Option<usize>,
+) -> Option<usize> {
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    let mut i = ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        return Some(i + 1);
+    }
+    loop {
+        i = ws(b, each(i)?);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b']') => return Some(i + 1),
+            _ => return None,
+        }
+    }
+}
+
+/// Calls `each` with the span of every element of the JSON array `text` until it
+/// answers false; `None` when `text` is not one array.
+pub(crate) fn elements(
+    text: &str,
+    over: Over,
+    mut each: impl FnMut(Range<usize>) -> bool,
+) -> Option<()> {
+    let b = text.as_bytes();
+    let mut i = ws(b, 0);
+    if b.get(i) != Some(&b'[') {
+        return None;
+    }
+    i = ws(b, i + 1);
+    if b.get(i) == Some(&b']') {
+        return (ws(b, i + 1) == b.len()).then_some(());
+    }
+    loop {
+        let end = over(b, i)?;
+        if !each(i..end) {
+            return Some(());
+        }
+        i = ws(b, end);
+        match b.get(i) {
+            Some(b',') => i = ws(b, i + 1),
+            Some(b']') => return (ws(b, i + 1) == b.len()).then_some(()),
+            _ => return None,
+        }
+    }
+}
+
+/// The end of the value at `i` in text already checked against the grammar: a
+/// string's end is found with memchr, other bytes are counted for nesting only.
+pub(crate) fn skip(b: &[u8], mut i: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    loop {
+        match *b.get(i)? {
+            b'"' => {
+                i += 1;
+                loop {
+                    i += memchr2(b'"', b'\\', b.get(i..)?)?;
+                    if b[i] == b'"' {
+                        break;
+                    }
+                    i += 2;
+                }
+                i += 1;
+            }
+            b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b']' | b'}' => {
+                depth = depth.checked_sub(1)?;
+                i += 1;
+            }
+            _ if depth > 0 => {
+                i += 1;
+                continue;
+            }
+            // A number or a literal.
+            _ => {
+                while b
+                    .get(i)
+                    .is_some_and(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'+'))
+                {
+                    i += 1;
+                }
+                return Some(i);
+            }
+        }
+        if depth == 0 {
+            return Some(i);
+        }
+    }
+}
+
+pub(crate) fn ws(b: &[u8], mut i: usize) -> usize {
+    while let Some(b' ' | b'\n' | b'\r' | b'\t') = b.get(i) {
+        i += 1;
+    }
+    i
+}
+
+/// The end of a string starting at `i` that has no escape (a key with one is left
+/// to serde_json, which compares it decoded; so is a canonical text with one).
+pub(crate) fn plain_string(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let j = special(b, i + 1)?;
+    (b[j] == b'"').then_some(j + 1)
+}
+
+/// The end of the string whose opening quote is at `i`.
+pub(crate) fn string(b: &[u8], i: usize) -> Option<usize> {
+    let mut at = i + 1;
+    loop {
+        let j = special(b, at)?;
+        at = j + match b[j] {
+            b'"' => return Some(j + 1),
+            b'\\' => match b.get(j + 1)? {
+                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
+                b'u' if b.get(j + 2..j + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
+                _ => return None,
+            },
+            _ => return None,
+        };
+    }
+}
+
+/// The first quote, backslash or control character at or after `at`; `None` when a
+/// control character comes first (never valid in a string) or nothing does.
+fn special(b: &[u8], at: usize) -> Option<usize> {
+    let j = crate::text::json_special(b, at);
+    b.get(j).filter(|&&c| c >= 0x20).map(|_| j)
+}
+
+/// The end of the number starting at `i`.
+pub(crate) fn number(b: &[u8], mut i: usize) -> Option<usize> {
+    let digits = |b: &[u8], mut i: usize| {
+        let from = i;
+        while b.get(i).is_some_and(u8::is_ascii_digit) {
+            i += 1;
+        }
+        (i > from).then_some(i)
+    };
+    if b.get(i) == Some(&b'-') {
+        i += 1;
+    }
+    i = match b.get(i)? {
+        b'0' => i + 1,
+        b'1'..=b'9' => digits(b, i)?,
+        _ => return None,
+    };
+    if b.get(i) == Some(&b'.') {
+        i = digits(b, i + 1)?;
+    }
+    if let Some(b'e' | b'E') = b.get(i) {
+        i += 1;
+        if let Some(b'+' | b'-') = b.get(i) {
+            i += 1;
+        }
+        i = digits(b, i)?;
+    }
+    // A digit straight after a leading zero ("01") is no number.
+    match b.get(i) {
+        Some(c) if c.is_ascii_digit() => None,
+        _ => Some(i),
+    }
+}
+
+/// The end of the value starting at `i` (no whitespace before it), nested values
+/// included; iterative, so deep nesting costs a byte of stack each, on the heap.
+pub(crate) fn value(b: &[u8], i: usize) -> Option<usize> {
+    value_within(b, i, usize::MAX)
+}
+
+/// `value`, turning down a value nested more than `depth` containers deep (serde_json
+/// refuses a document nested 128 deep: a caller that must not accept more than it
+/// leaves room for the containers around the value).
+pub(crate) fn value_within(b: &[u8], mut i: usize, depth: usize) -> Option<usize> {
+    let mut open: Vec<u8> = Vec::new();
+    loop {
+        // One value at `i`, then what closes or continues the containers around it.
+        i = match b.get(i)? {
+            b'"' => string(b, i)?,
+            b'-' | b'0'..=b'9' => number(b, i)?,
+            b't' => literal(b, i, b"true")?,
+            b'f' => literal(b, i, b"false")?,
+            b'n' => literal(b, i, b"null")?,
+            &c @ (b'[' | b'{') => {
+                let j = ws(b, i + 1);
+                let close = if c == b'[' { b']' } else { b'}' };
+                if b.get(j) == Some(&close) {
+                    j + 1
+                } else {
+                    if open.len() >= depth {
+                        return None;
+                    }
+                    open.push(c);
+                    i = if c == b'{' { member_value(b, j)? } else { j };
+                    continue;
+                }
+            }
+            _ => return None,
+        };
+        loop {
+            let Some(&c) = open.last() else {
+                return Some(i);
+            };
+            let j = ws(b, i);
+            match (b.get(j)?, c) {
+                (b',', b'[') => {
+                    i = ws(b, j + 1);
+                    break;
+                }
+                (b',', _) => {
+                    i = member_value(b, ws(b, j + 1))?;
+                    break;
+                }
+                (b']', b'[') | (b'}', b'{') => {
+                    open.pop();
+                    i = j + 1;
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// From a key at `i`: past the key and its colon, to where the member's value starts.
+pub(crate) fn member_value(b: &[u8], i: usize) -> Option<usize> {
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let j = ws(b, string(b, i)?);
+    (b.get(j) == Some(&b':')).then(|| ws(b, j + 1))
+}
+
+pub(crate) fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
+    (b.get(i..i + word.len())? == word).then_some(i + word.len())
+}
+
+/// The string whose opening quote is at `i`, checked and decoded in one pass: its end
+/// and its text, borrowed when it has no escape. `None` for anything serde_json would
+/// not decode either: a control character, a bad escape, a lone surrogate.
+pub(crate) fn unescaped(text: &str, i: usize) -> Option<(usize, Cow<'_, str>)> {
+    let b = text.as_bytes();
+    if b.get(i) != Some(&b'"') {
+        return None;
+    }
+    let mut j = special(b, i + 1)?;
+    if b[j] == b'"' {
+        return Some((j + 1, Cow::Borrowed(text.get(i + 1..j)?)));
+    }
+    // Room for the rest of the text: a body logged as a string is most of its line,
+    // and growing it step by step cost a copy per doubling. What is left over is
+    // given back when it is most of the room.
+    let mut out = String::with_capacity(b.len() - i);
+    let mut run = i + 1;
+    loop {
+        // Escapes and quotes are ASCII, so every cut here falls between characters.
+        out.push_str(text.get(run..j)?);
+        if b[j] == b'"' {
+            if out.capacity() > 2 * out.len() + 64 {
+                out.shrink_to_fit();
+            }
+            return Some((j + 1, Cow::Owned(out)));
+        }
+        if b[j] != b'\\' {
+            return None;
+        }
+        let (c, len) = escape(b, j)?;
+        out.push(c);
+        run = j + len;
+        j = special(b, run)?;
+    }
+}
+
+/// The character of the escape at `j` (a backslash) and the escape's length; a
+/// surrogate pair is one escape of twelve bytes.
+fn escape(b: &[u8], j: usize) -> Option<(char, usize)> {
+    let c = match *b.get(j + 1)? {
+        b'"' => '"',
+        b'\\' => '\\',
+        b'/' => '/',
+        b'b' => '\u{8}',
+        b'f' => '\u{c}',
+        b'n' => '\n',
+        b'r' => '\r',
+        b't' => '\t',
+        b'u' => {
+            let high = hex4(b, j + 2)?;
+            if !(0xD800..0xDC00).contains(&high) {
+                return Some((char::from_u32(high)?, 6));
+            }
+            if b.get(j + 6..j + 8)? != b"\\u" {
+                return None;
+            }
+            let low = hex4(b, j + 8)?;
+            if !(0xDC00..0xE000).contains(&low) {
+                return None;
+            }
+            let c = 0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00);
+            return Some((char::from_u32(c)?, 12));
+        }
+        _ => return None,
+    };
+    Some((c, 2))
+}
+
+/// The four hex digits at `at`.
+fn hex4(b: &[u8], at: usize) -> Option<u32> {
+    b.get(at..at + 4)?
+        .iter()
+        .try_fold(0u32, |n, &c| Some(n * 16 + char::from(c).to_digit(16)?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// A string decodes as serde_json decodes it, and ends where serde_json's
+        /// reading of it ends, whatever follows it; escapes on both sides of the
+        /// 32 bytes read a word at a time.
+        #[test]
+        fn strings_decode_and_end_as_serde_json_reads_them(
+            s in "(\\PC|\"|\\\\|[\\x00-\\x1f]|[a-z ]{1,40}){0,30}",
+            tail in prop::sample::select(vec!["", ",\"x\"", "]", "\"\\\\"]),
+        ) {
+            let quoted = serde_json::to_string(&s).unwrap();
+            let text = format!("{quoted}{tail}");
+            let (end, got) = unescaped(&text, 0).expect("a string");
+            prop_assert_eq!(end, quoted.len());
+            prop_assert_eq!(got.as_ref(), s.as_str());
+            prop_assert_eq!(matches!(got, Cow::Borrowed(_)), !quoted[1..quoted.len() - 1].contains('\\'));
+            prop_assert_eq!(string(text.as_bytes(), 0), Some(end));
+        }
+
+        /// Escapes as written by anyone (`\u` of every kind, surrogates alone and in
+        /// pairs, bad escapes, raw control characters): decoded exactly when
+        /// serde_json decodes them, to the same text.
+        #[test]
+        fn escapes_decode_only_as_serde_json_decodes_them(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "a", "é", "\\n", "\\\"", "\\/", "\\u0041", "\\u00e9", "\\ud83d", "\\ude00",
+                "\\ud83d\\ude00", "\\uDBFF\\uDFFF", "\\ud800\\u0041", "\\x", "\\u12", "\t", "\\",
+            ]), 0..12),
+        ) {
+            let text = format!("\"{}\"", parts.concat());
+            let ours = unescaped(&text, 0).filter(|(end, _)| *end == text.len());
+            let theirs = serde_json::from_str::<String>(&text).ok();
+            prop_assert_eq!(ours.map(|(_, s)| s.into_owned()), theirs, "{}", text);
+        }
+    }
+}
