@@ -523,7 +523,7 @@ impl State {
         let d = usize::from(c.ends[0] != from);
         c.last_ts = c.last_ts.max(seg.ts);
         c.last_frame = seg.frame;
-        let mut chunks = Vec::new();
+        let mut chunks = tcp::Chunks::new();
         if let Some(h) = c.half.get_mut(d) {
             h.push(seg, &mut chunks);
         }
@@ -542,7 +542,7 @@ impl State {
         c.check_fins(seg.ts, &mut cx);
         if rst {
             for side in 0..2 {
-                let mut chunks = Vec::new();
+                let mut chunks = tcp::Chunks::new();
                 if let Some(h) = c.half.get_mut(side) {
                     h.flush(seg.ts, &mut chunks);
                 }
@@ -680,7 +680,7 @@ impl State {
         };
         if how == End2::CaptureEnded {
             for side in 0..2 {
-                let mut chunks = Vec::new();
+                let mut chunks = tcp::Chunks::new();
                 if let Some(h) = c.half.get_mut(side) {
                     h.flush(ts, &mut chunks);
                 }
@@ -796,7 +796,7 @@ impl Conn {
         SocketAddr::new(ip, port)
     }
 
-    fn feed(&mut self, d: usize, chunks: Vec<Chunk>, caps: Caps, tx: &mut TlsCx, cx: &mut Ctx) {
+    fn feed(&mut self, d: usize, chunks: tcp::Chunks, caps: Caps, tx: &mut TlsCx, cx: &mut Ctx) {
         for chunk in chunks {
             match chunk {
                 Chunk::Gap { len } => {

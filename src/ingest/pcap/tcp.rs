@@ -36,6 +36,10 @@ pub enum Chunk<'a> {
     Gap { len: u64 },
 }
 
+/// What one segment delivers: nearly always one piece of data, so up to two are kept
+/// without a heap allocation (a `Vec` here cost an allocation per data packet).
+pub type Chunks<'a> = smallvec::SmallVec<[Chunk<'a>; 2]>;
+
 /// Held pieces that touch are merged (the smaller into the larger, so each byte moves
 /// O(log n) times), so a segment over a held range meets one piece, not thousands.
 #[derive(Debug)]
@@ -139,7 +143,7 @@ impl HalfStream {
     }
 
     /// Takes one segment; pushes whatever became contiguous to `out`.
-    pub fn push<'a>(&mut self, seg: Segment<'a>, out: &mut Vec<Chunk<'a>>) {
+    pub fn push<'a>(&mut self, seg: Segment<'a>, out: &mut Chunks<'a>) {
         let mut seq = seg.seq;
         if seg.syn {
             // The SYN takes one sequence number; data (rare) starts after it.
@@ -173,7 +177,7 @@ impl HalfStream {
 
     /// Gives up on every hole: delivers what is held, with gaps between, and a gap
     /// for bytes missing before the FIN. Used on reset and at end of capture.
-    pub fn flush(&mut self, ts: Timestamp, out: &mut Vec<Chunk<'_>>) {
+    pub fn flush(&mut self, ts: Timestamp, out: &mut Chunks<'_>) {
         while let Some((&k, _)) = self.pending.first_key_value() {
             self.skip_to(k, out);
             self.drain(ts, out);
@@ -183,7 +187,7 @@ impl HalfStream {
         }
     }
 
-    fn skip_to(&mut self, to: u64, out: &mut Vec<Chunk<'_>>) {
+    fn skip_to(&mut self, to: u64, out: &mut Chunks<'_>) {
         if to > self.next {
             let len = to - self.next;
             self.stats.gap_bytes += len;
@@ -362,7 +366,7 @@ impl HalfStream {
         self.recent.get(from..from.checked_add(len)?)
     }
 
-    fn drain(&mut self, ts: Timestamp, out: &mut Vec<Chunk<'_>>) {
+    fn drain(&mut self, ts: Timestamp, out: &mut Chunks<'_>) {
         while let Some(entry) = self.pending.first_entry() {
             if *entry.key() != self.next {
                 break;
@@ -391,7 +395,7 @@ impl HalfStream {
         bytes: Cow<'a, [u8]>,
         ts: Timestamp,
         frame: u64,
-        out: &mut Vec<Chunk<'a>>,
+        out: &mut Chunks<'a>,
     ) {
         self.advance(bytes.len() as u64);
         self.remember(&bytes);
@@ -416,7 +420,7 @@ impl HalfStream {
         }
     }
 
-    fn enforce_cap(&mut self, ts: Timestamp, out: &mut Vec<Chunk<'_>>) {
+    fn enforce_cap(&mut self, ts: Timestamp, out: &mut Chunks<'_>) {
         while self.pending_bytes > self.cap || self.pending.len() > MAX_HELD_SEGMENTS {
             let Some((&k, _)) = self.pending.first_key_value() else {
                 break;
@@ -460,7 +464,7 @@ mod tests {
     #[test]
     fn in_order_out_of_order_and_retransmitted() {
         let mut h = HalfStream::new(DEFAULT_OOO_CAP);
-        let mut out = Vec::new();
+        let mut out = Chunks::new();
         h.push(
             Segment {
                 syn: true,
@@ -480,7 +484,7 @@ mod tests {
     #[test]
     fn overlap_first_copy_wins_and_conflicts_are_counted() {
         let mut h = HalfStream::new(DEFAULT_OOO_CAP);
-        let mut out = Vec::new();
+        let mut out = Chunks::new();
         h.push(seg(1000, b"ab"), &mut out);
         h.push(seg(1004, b"EFGH"), &mut out); // held
         h.push(seg(1002, b"cdXY"), &mut out); // overlaps "EF" with "XY"
@@ -492,7 +496,7 @@ mod tests {
     #[test]
     fn sequence_wraps_around() {
         let mut h = HalfStream::new(DEFAULT_OOO_CAP);
-        let mut out = Vec::new();
+        let mut out = Chunks::new();
         h.push(seg(u32::MAX - 2, b"abc"), &mut out);
         h.push(seg(3, b"ghi"), &mut out);
         h.push(seg(0, b"def"), &mut out);
@@ -502,7 +506,7 @@ mod tests {
     #[test]
     fn holes_become_gaps_on_flush_and_on_cap() {
         let mut h = HalfStream::new(DEFAULT_OOO_CAP);
-        let mut out = Vec::new();
+        let mut out = Chunks::new();
         h.push(seg(0, b"ab"), &mut out);
         h.push(
             Segment {
@@ -517,7 +521,7 @@ mod tests {
         assert!(h.finished());
 
         let mut h = HalfStream::new(4);
-        let mut out = Vec::new();
+        let mut out = Chunks::new();
         h.push(seg(0, b"a"), &mut out);
         h.push(seg(3, b"xyz"), &mut out);
         h.push(seg(6, b"uv"), &mut out);
@@ -526,7 +530,7 @@ mod tests {
 
         // Many cut segments with no captured payload: held by count, not bytes.
         let mut h = HalfStream::new(DEFAULT_OOO_CAP);
-        let mut out = Vec::new();
+        let mut out = Chunks::new();
         h.push(seg(0, b"a"), &mut out);
         for i in 0..(MAX_HELD_SEGMENTS as u32 + 10) {
             h.push(
@@ -544,7 +548,7 @@ mod tests {
     #[test]
     fn snapped_packet_leaves_a_gap_of_its_missing_bytes() {
         let mut h = HalfStream::new(DEFAULT_OOO_CAP);
-        let mut out = Vec::new();
+        let mut out = Chunks::new();
         h.push(
             Segment {
                 missing: 4,
@@ -559,10 +563,10 @@ mod tests {
     /// Pieces visited to hold `n` one-byte segments behind a hole, then `n`
     /// retransmissions of the whole held range.
     fn visits_for(n: u32) -> u64 {
-        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
-        let mut out = Vec::new();
-        h.push(seg(0, b"a"), &mut out);
         let data: Vec<u8> = (0..n).map(|i| b'a' + (i % 26) as u8).collect();
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Chunks::new();
+        h.push(seg(0, b"a"), &mut out);
         // Byte 1 is the hole; bytes 2.. arrive one segment each, in reverse order
         // (the worst case for merging).
         for i in (0..n).rev() {
@@ -616,7 +620,7 @@ mod tests {
                 .collect();
             shuffled.sort();
             let mut h = HalfStream::new(DEFAULT_OOO_CAP);
-            let mut out = Vec::new();
+            let mut out = Chunks::new();
             h.push(Segment { syn: true, ..seg(isn, b"") }, &mut out);
             for (i, (_, (a, b))) in shuffled.iter().enumerate() {
                 let s = seg(isn.wrapping_add(1).wrapping_add(*a as u32), &data[*a..*b]);
@@ -632,7 +636,7 @@ mod tests {
                     Chunk::Gap { .. } => prop_assert!(false, "unexpected gap"),
                 }
             }
-            prop_assert_eq!(got, data);
+            prop_assert_eq!(&got, &data);
             prop_assert_eq!(h.stats.conflicting_bytes, 0);
         }
     }
