@@ -870,6 +870,19 @@ impl Conn {
         let Some(probe) = self.probe.get_mut(d) else {
             return;
         };
+        if probe.is_empty() {
+            // The common start: one segment shows an HTTP/1.1 request or response
+            // and is read where it lies, not copied into the probe first.
+            if let Some(v @ (Start::Request | Start::Response)) =
+                http1::classify_start(bytes, false)
+            {
+                self.start[d] = Some(v);
+                let client = if v == Start::Request { d } else { 1 - d };
+                self.begin_http(client, caps, cx);
+                self.http_bytes(d, bytes, ts, frame, caps, cx);
+                return;
+            }
+        }
         probe.extend_from_slice(bytes);
         let verdict = http1::classify_start(probe, false);
         let Some(mut v) = verdict else { return };
