@@ -88,7 +88,8 @@ pub fn excerpt(text: &str) -> String {
     while !text.is_char_boundary(cut) {
         cut -= 1;
     }
-    format!("{}…", &text[..cut])
+    // Once per message: a concatenation, not `format!`'s machinery.
+    [&text[..cut], "…"].concat()
 }
 
 /// Human wording for a serde_json error on hostile input.

@@ -42,7 +42,7 @@ pub struct Scope(Arc<str>);
 
 impl Scope {
     fn new(kind: ScopeKind, key: &str) -> Scope {
-        Scope(format!("{}:{key}", kind.as_str()).into())
+        Scope([kind.as_str(), ":", key].concat().into())
     }
 
     /// A Streamable HTTP session; the id is hashed so no report shows it.

@@ -575,7 +575,7 @@ impl Http1 {
                 let framing = request_framing(&headers);
                 let url = if target.starts_with('/') {
                     match headers.get("host") {
-                        Some(host) => format!("http://{host}{target}"),
+                        Some(host) => ["http://", host, &target].concat(),
                         None => format!("http://{}{target}", self.server),
                     }
                 } else {
