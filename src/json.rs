@@ -340,26 +340,42 @@ pub(crate) fn unescaped(text: &str, i: usize) -> Option<(usize, Cow<'_, str>)> {
     }
     // Room for the rest of the text: a body logged as a string is most of its line,
     // and growing it step by step cost a copy per doubling. What is left over is
-    // given back when it is most of the room.
-    let mut out = String::with_capacity(b.len() - i);
+    // given back when it is most of the room. Bytes, not a `String`: the cuts fall
+    // next to ASCII escapes and quotes, so the text stays UTF-8, and a body logged
+    // as a string has an escape every few bytes, each paying for a boundary check.
+    let mut out: Vec<u8> = Vec::with_capacity(b.len() - i);
     let mut run = i + 1;
     loop {
-        // Escapes and quotes are ASCII, so every cut here falls between characters.
-        out.push_str(text.get(run..j)?);
+        out.extend_from_slice(b.get(run..j)?);
         if b[j] == b'"' {
-            if out.capacity() > 2 * out.len() + 64 {
-                out.shrink_to_fit();
-            }
-            return Some((j + 1, Cow::Owned(out)));
-        }
-        if b[j] != b'\\' {
-            return None;
+            break;
         }
         let (c, len) = escape(b, j)?;
-        out.push(c);
+        match u8::try_from(c) {
+            Ok(ascii) if ascii.is_ascii() => out.push(ascii),
+            _ => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
+        }
         run = j + len;
-        j = special(b, run)?;
+        j = next_special(b, run)?;
     }
+    if out.capacity() > 2 * out.len() + 64 {
+        out.shrink_to_fit();
+    }
+    Some((j + 1, Cow::Owned(String::from_utf8(out).ok()?)))
+}
+
+/// `special`, with the next 8 bytes looked at here first: after an escape the next
+/// one is usually a few bytes on.
+#[inline(always)]
+fn next_special(b: &[u8], at: usize) -> Option<usize> {
+    if let Some(w) = b.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+        let hits = crate::text::special_bytes(u64::from_le_bytes(w));
+        if hits != 0 {
+            let j = at + (hits.trailing_zeros() / 8) as usize;
+            return (b[j] >= 0x20).then_some(j);
+        }
+    }
+    special(b, at)
 }
 
 /// The character of the escape at `j` (a backslash) and the escape's length; a
