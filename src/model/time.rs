@@ -32,23 +32,24 @@ impl Timestamp {
     /// (or milliseconds when larger than 10^11, as JavaScript loggers write them).
     pub fn parse(text: &str) -> Option<Timestamp> {
         let t = text.trim();
-        if let Ok(n) = t.parse::<f64>() {
+        let b = t.as_bytes();
+        // A date has a dash after four digits, which no number has there: the number
+        // parse, which a date fails only after trying, is left out for it.
+        let dated = b.get(4) == Some(&b'-') && b[..4].iter().all(u8::is_ascii_digit);
+        if let Some(n) = (!dated).then(|| t.parse::<f64>().ok()).flatten() {
             if !n.is_finite() {
                 return None;
             }
             let secs = if n.abs() > 1e11 { n / 1000.0 } else { n };
             return Some(Timestamp((secs * 1e9) as i64));
         }
-        let b = t.as_bytes();
         if b.len() < 19 {
             return None;
         }
         let num = |r: std::ops::Range<usize>| -> Option<i64> {
-            let s = t.get(r)?;
-            if !s.bytes().all(|c| c.is_ascii_digit()) {
-                return None;
-            }
-            s.parse().ok()
+            b.get(r)?.iter().try_fold(0i64, |n, &c| {
+                c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+            })
         };
         let (year, month, day) = (num(0..4)?, num(5..7)?, num(8..10)?);
         if b[4] != b'-' || b[7] != b'-' || !matches!(b[10], b'T' | b't' | b' ') {
