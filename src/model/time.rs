@@ -299,6 +299,29 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        /// What is printed parses back to itself, and epoch numbers (seconds, or
+        /// milliseconds past 10^11, read as floats) parse to their instant: dates
+        /// and numbers are told apart by their shape.
+        #[test]
+        fn printed_times_and_epoch_numbers_parse_back(
+            micros in 0i64..9_000_000_000_000_000,
+            secs in 0i64..2_000_000_000,
+        ) {
+            let t = Timestamp(micros * 1_000);
+            proptest::prop_assert_eq!(Timestamp::parse(&t.to_string()), Some(t));
+            proptest::prop_assert_eq!(
+                Timestamp::parse(&secs.to_string()),
+                Some(Timestamp(secs * 1_000_000_000))
+            );
+            let millis = secs * 1_000 + 123;
+            if millis > 100_000_000_000 {
+                let got = Timestamp::parse(&millis.to_string()).unwrap();
+                proptest::prop_assert!((got.0 - millis * 1_000_000).abs() < 1_000, "{millis}");
+            }
+        }
+    }
+
     #[test]
     fn millis_between() {
         let a = Timestamp::parse("2026-12-02T17:00:00Z").unwrap();
