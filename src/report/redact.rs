@@ -1067,7 +1067,7 @@ fn may_hold_secret(s: &str) -> bool {
     if TRIGGERS.is_match(b) {
         return true;
     }
-    if b[0].is_ascii_alphabetic() && name_at(b, 0).is_some() {
+    if b[0].is_ascii_alphabetic() && separator_follows(b) && name_at(b, 0).is_some() {
         return true; // a query-only name first in the string: `key=…`
     }
     // A run of 32 token characters may be key material (`looks_like_secret`).
@@ -1079,6 +1079,16 @@ fn may_hold_secret(s: &str) -> bool {
         }
     }
     false
+}
+
+/// Whether the first word of `b` is followed (after a quote and blanks) by a byte
+/// `value_after` takes for a separator: without one no name there has a value, and
+/// the name need not be looked up (most strings start with a word).
+fn separator_follows(b: &[u8]) -> bool {
+    let j = b.iter().take_while(|&&c| is_name_char(c)).count();
+    let (_, n) = quote_at(b, j);
+    let k = skip_ws(b, j + n);
+    matches!(b.get(k), Some(b':' | b'=' | b','))
 }
 
 /// The body of every PEM private key block becomes [`MARK`]; the armour lines stay so
@@ -1546,7 +1556,7 @@ mod tests {
         #[test]
         fn the_prefilter_never_hides_a_secret(parts in proptest::collection::vec(
             proptest::sample::select(vec![
-                "key", "=", "?", "&", ";", ":", "//", "@", " ", "\"", "\\\"", "-", "_",
+                "key", "=", "?", "&", ";", ":", ",", "//", "@", " ", "\t", "\"", "\\\"", "'", "-", "_",
                 "Bearer ", "basic ", "eyJhbGci", "Authorization", "x-api", "SESSION", "code",
                 "AKIA", "ghp_", "sk-", "xoxb-", "abcdefgh", "ABCD1234", "0123456789abcdef",
                 "-----BEGIN ", "PRIVATE KEY-----", "-----END ", "https", "redis", "é", "…",
