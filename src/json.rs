@@ -417,6 +417,29 @@ fn hex4(b: &[u8], at: usize) -> Option<u32> {
         .try_fold(0u32, |n, &c| Some(n * 16 + char::from(c).to_digit(16)?))
 }
 
+/// `text` one byte off, for tests that hold a reader to serde_json on broken text:
+/// `byte` put in at `at` (`op` 0), the byte there taken out (1) or changed (2);
+/// `None` when that leaves no UTF-8.
+#[cfg(test)]
+pub(crate) fn one_byte_off(
+    text: String,
+    at: proptest::sample::Index,
+    op: u8,
+    byte: u8,
+) -> Option<String> {
+    let mut b = text.into_bytes();
+    let i = at.index(b.len() + 1);
+    match op {
+        0 => b.insert(i, byte),
+        1 if i < b.len() => {
+            b.remove(i);
+        }
+        _ if i < b.len() => b[i] = byte,
+        _ => b.push(byte),
+    }
+    String::from_utf8(b).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -798,15 +798,7 @@ mod tests {
             op in 0..3u8,
             byte in proptest::sample::select(&b"{}[],:\"\\ 0-.eE+tnu\t\nax\x01"[..]),
         ) {
-            let mut b = line.into_bytes();
-            let i = at.index(b.len() + 1);
-            match op {
-                0 => b.insert(i, byte),
-                1 if i < b.len() => { b.remove(i); }
-                _ if i < b.len() => b[i] = byte,
-                _ => b.push(byte),
-            }
-            let Ok(line) = String::from_utf8(b) else { return Ok(()) };
+            let Some(line) = crate::json::one_byte_off(line, at, op, byte) else { return Ok(()) };
             let (fast, old) = both_ways(&line);
             if let Some(fast) = fast {
                 proptest::prop_assert!(serde_json::from_str::<serde::de::IgnoredAny>(&line).is_ok(), "{}", line);

@@ -331,15 +331,7 @@ b"}"#,
             op in 0..3u8,
             byte in prop::sample::select(&b"{}[],:\"\\ 0-.eE+tnu\t\nax"[..]),
         ) {
-            let mut b = text.into_bytes();
-            let i = at.index(b.len() + 1);
-            match op {
-                0 => b.insert(i, byte),
-                1 if i < b.len() => { b.remove(i); }
-                _ if i < b.len() => b[i] = byte,
-                _ => b.push(byte),
-            }
-            if let Ok(t) = String::from_utf8(b) {
+            if let Some(t) = crate::json::one_byte_off(text, at, op, byte) {
                 agree(&t);
             }
         }
