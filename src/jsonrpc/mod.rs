@@ -8,7 +8,7 @@ mod scan;
 
 pub use crate::text::{describe_json_error, excerpt};
 pub use message::{canonical_json, write_canonical, Id, Kind, Message};
-pub use result::{Content, ResultView};
+pub use result::{Content, RawText, ResultView};
 
 use crate::model::{Body, HttpResponse, Timestamp};
 

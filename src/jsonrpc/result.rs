@@ -16,11 +16,28 @@ use std::marker::PhantomData;
 /// [`Content`] on the way to a verdict, the raw JSON when a note must quote it.
 #[derive(Debug)]
 pub struct ResultView<'a, C = Content<'a>> {
-    pub result_type: Option<&'a RawValue>,
-    pub is_error: Option<&'a RawValue>,
+    pub result_type: Option<RawText<'a>>,
+    pub is_error: Option<RawText<'a>>,
     pub content: Option<C>,
-    pub request_state: Option<&'a RawValue>,
-    pub input_requests: Option<&'a RawValue>,
+    pub request_state: Option<RawText<'a>>,
+    pub input_requests: Option<RawText<'a>>,
+}
+
+/// A member's raw JSON text, a slice of the message (which was checked when read):
+/// taken as it is, not parsed again as a `RawValue` per member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawText<'a>(&'a str);
+
+impl<'a> RawText<'a> {
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for RawText<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawText<'de>, D::Error> {
+        <&'de RawValue>::deserialize(d).map(|r| RawText(r.get()))
+    }
 }
 
 /// What a verdict needs of `content`: whether it is an array, and the text of its
@@ -73,12 +90,10 @@ fn scanned(raw: &str) -> Option<Option<ResultView<'_, Content<'_>>>> {
     if counts[2] > 1 {
         return None;
     }
-    let raw_at = |span: Option<std::ops::Range<usize>>| -> Option<Option<&RawValue>> {
+    let raw_at = |span: Option<std::ops::Range<usize>>| -> Option<Option<RawText>> {
         match span {
             None => Some(None),
-            Some(s) => serde_json::from_str::<&RawValue>(raw.get(s)?)
-                .ok()
-                .map(Some),
+            Some(s) => Some(Some(RawText(raw.get(s)?))),
         }
     };
     let content = match content {
@@ -311,7 +326,7 @@ impl<'de: 'a, 'a, C: Deserialize<'de>> Deserialize<'de> for ResultView<'a, C> {
                             continue;
                         }
                     };
-                    *slot = Some(map.next_value::<&'de RawValue>()?);
+                    *slot = Some(map.next_value::<RawText<'de>>()?);
                 }
                 Ok(r)
             }
@@ -353,7 +368,7 @@ mod tests {
             r#"{"content":[{"type":"image"},{"type":"text","text":"a\"b"}],"isError":null,"x":[[1]]}"#,
         );
         let v = ResultView::<Content>::parse(r).unwrap();
-        assert_eq!(v.is_error.map(RawValue::get), Some("null"));
+        assert_eq!(v.is_error.map(RawText::get), Some("null"));
         assert!(v.result_type.is_none());
         assert_eq!(
             v.content,
@@ -367,7 +382,7 @@ mod tests {
             ResultView::<Content>::parse(s)
                 .unwrap()
                 .request_state
-                .map(RawValue::get),
+                .map(RawText::get),
             Some(r#""st \u00e9""#)
         );
     }
