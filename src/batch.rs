@@ -3,8 +3,8 @@
 //! input alone, and returns the reports in a stable order (the order inputs were
 //! named, directories walked in sorted order).
 
-use crate::config::Config;
-use crate::correlate::{Analysis, Correlator};
+use crate::config::{Config, RetryWindows};
+use crate::correlate::{Analysis, Call, CallSink, Correlator};
 use crate::ingest::{self, Format, IngestError, Opened};
 use rayon::prelude::*;
 use std::fs::File;
@@ -659,6 +659,43 @@ struct Pipelined {
     queued: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// `BALANCE_AT`, but for tests.
     balance_at: usize,
+    /// A streaming run's call sink, run on this thread, and the judged calls the
+    /// correlator hands back to it (`Forward`).
+    render: Option<(Box<dyn CallSink>, Returned)>,
+}
+
+/// Judged calls handed back by the correlator's thread (`Forward`).
+type Returned = std::sync::mpsc::Receiver<Vec<Call>>;
+
+/// The correlator's call sink on a two-thread run: judged calls go back to the
+/// reading thread in batches, and the real sink (redaction and the records) runs
+/// there. The correlator's thread is the busier one on logs of many small calls
+/// (rendering was 15% of such a run), and the reading thread has room. The channel
+/// is unbounded so that neither thread ever waits on the other in both directions;
+/// the reading thread empties it each time it sends a batch, and the correlator
+/// releases calls in steps (`RELEASE_STEP`), so it holds a few steps at most.
+struct Forward {
+    batch: Vec<Call>,
+    tx: std::sync::mpsc::Sender<Vec<Call>>,
+}
+
+/// Calls handed back to the reading thread at a time.
+const FORWARD_BATCH: usize = 64;
+
+impl CallSink for Forward {
+    fn call(&mut self, call: Call) {
+        self.batch.push(call);
+        if self.batch.len() >= FORWARD_BATCH {
+            let _ = self.tx.send(std::mem::take(&mut self.batch));
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        if !self.batch.is_empty() {
+            let _ = self.tx.send(std::mem::take(&mut self.batch));
+        }
+        Box::new(())
+    }
 }
 
 enum Piped {
@@ -723,6 +760,28 @@ impl Pipelined {
             worker: Some(worker),
             queued,
             balance_at: BALANCE_AT,
+            render: None,
+        }
+    }
+
+    /// A pipeline whose judged calls go to `sink`, run on this (the reading) thread.
+    fn streaming(windows: RetryWindows, sink: Box<dyn CallSink>) -> Pipelined {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let forward = Forward {
+            batch: Vec::with_capacity(FORWARD_BATCH),
+            tx,
+        };
+        let mut p = Pipelined::new(Correlator::streaming(windows, Box::new(forward)));
+        p.render = Some((sink, rx));
+        p
+    }
+
+    /// Hands the judged calls that came back to the sink, in their order.
+    fn render(&mut self) {
+        if let Some((sink, rx)) = &mut self.render {
+            while let Ok(calls) = rx.try_recv() {
+                calls.into_iter().for_each(|c| sink.call(c));
+            }
         }
     }
 
@@ -752,6 +811,7 @@ impl Pipelined {
         while let Ok(spent) = self.spent.try_recv() {
             drop(spent);
         }
+        self.render();
     }
 
     /// Waits for the correlator; a panic there is raised here, where the caller's
@@ -759,11 +819,21 @@ impl Pipelined {
     fn finish(mut self) -> Analysis {
         self.flush();
         self.tx = None;
-        match self.worker.take().map(|w| w.join()) {
+        let mut analysis = match self.worker.take().map(|w| w.join()) {
             Some(Ok(a)) => a,
             Some(Err(panic)) => std::panic::resume_unwind(panic),
             None => Analysis::default(),
+        };
+        // The correlator has finished, so the channel holds the last of its calls
+        // and is closed: render them, then the sink's product is the input's.
+        if let Some((mut sink, rx)) = self.render.take() {
+            rx.into_iter()
+                .for_each(|calls| calls.into_iter().for_each(|c| sink.call(c)));
+            if let Some(streamed) = &mut analysis.streamed {
+                streamed.product = sink.finish();
+            }
         }
+        analysis
     }
 }
 
@@ -813,7 +883,10 @@ fn analyse_opened(
     config: &Config,
 ) -> Result<(Format, Analysis), IngestError> {
     if config.pipeline {
-        let mut sink = Pipelined::new(correlator(path, config));
+        let mut sink = match &config.call_sinks {
+            Some(make) => Pipelined::streaming(config.windows, (make.0)(path)),
+            None => Pipelined::new(Correlator::with_windows(config.windows)),
+        };
         let format =
             ingest::read_stream_with_keys(reader, &config.limits, &config.tls_keys, &mut sink)?;
         return Ok((format, sink.finish()));

@@ -336,3 +336,54 @@ fn a_spool_past_its_memory_gives_the_records_of_the_whole_report() {
     );
     assert!(streamed == whole, "streamed and whole-report jsonl differ");
 }
+
+/// A sink that keeps its calls' records and, at the end, says how many it saw.
+struct Records(Arc<Mutex<Vec<Value>>>);
+
+impl CallSink for Records {
+    fn call(&mut self, call: Call) {
+        self.0.lock().unwrap().push(jsonl::call_record("x", &call));
+    }
+    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        Box::new(self.0.lock().unwrap().len())
+    }
+}
+
+#[test]
+fn calls_streamed_on_two_threads_reach_the_sink_as_on_one() {
+    // On two threads the judged calls go back to the reading thread, where the sink
+    // runs: the same calls in the same order, and the input's product is the sink's.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("long.jsonl");
+    std::fs::write(&path, long_session()).unwrap();
+    let run = |pipeline: bool| {
+        let got = Arc::new(Mutex::new(Vec::new()));
+        let sink = got.clone();
+        let config = Config {
+            pipeline,
+            call_sinks: Some(SinkFactory(Arc::new(move |_: &str| {
+                Box::new(Records(sink.clone())) as Box<dyn CallSink>
+            }))),
+            ..Config::default()
+        };
+        let report = mcpsift::batch::run(&[mcpsift::batch::Input::Path(path.clone())], &config);
+        let streamed = report.inputs[0]
+            .analysis
+            .streamed
+            .as_ref()
+            .expect("streamed");
+        let product = *streamed
+            .product
+            .downcast_ref::<usize>()
+            .expect("the sink's product");
+        let got = std::mem::take(&mut *got.lock().unwrap());
+        (got, product, report.inputs[0].analysis.findings.len())
+    };
+    let (one, one_product, one_findings) = run(false);
+    let (two, two_product, two_findings) = run(true);
+    assert!(one.len() > 20_000, "{}", one.len());
+    assert_eq!(one_product, one.len());
+    assert_eq!(two_product, two.len());
+    assert_eq!(one_findings, two_findings);
+    assert!(one == two, "the records differ");
+}
