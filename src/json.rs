@@ -16,6 +16,24 @@ use memchr::memchr2;
 use std::borrow::Cow;
 use std::ops::Range;
 
+/// A value's raw JSON text, a slice of text already checked (a member of a decoded
+/// message, of a JSONL line): taken as it is, not parsed again as a serde_json
+/// `RawValue`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RawText<'a>(pub(crate) &'a str);
+
+impl<'a> RawText<'a> {
+    pub fn get(self) -> &'a str {
+        self.0
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for RawText<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<RawText<'de>, D::Error> {
+        <&'de serde_json::value::RawValue>::deserialize(d).map(|r| RawText(r.get()))
+    }
+}
+
 /// How a member's value is passed over: `value` checks it against the grammar,
 /// `skip` trusts text already checked (a member of a message read before).
 pub(crate) type Over = fn(&[u8], usize) -> Option<usize>;
@@ -111,26 +129,16 @@ pub(crate) fn elements(
     mut each: impl FnMut(Range<usize>) -> bool,
 ) -> Option<()> {
     let b = text.as_bytes();
-    let mut i = ws(b, 0);
-    if b.get(i) != Some(&b'[') {
-        return None;
-    }
-    i = ws(b, i + 1);
-    if b.get(i) == Some(&b']') {
-        return (ws(b, i + 1) == b.len()).then_some(());
-    }
-    loop {
+    let mut stopped = false;
+    let end = array(b, ws(b, 0), |i| {
         let end = over(b, i)?;
-        if !each(i..end) {
-            return Some(());
-        }
-        i = ws(b, end);
-        match b.get(i) {
-            Some(b',') => i = ws(b, i + 1),
-            Some(b']') => return (ws(b, i + 1) == b.len()).then_some(()),
-            _ => return None,
-        }
+        stopped = !each(i..end);
+        (!stopped).then_some(end)
+    });
+    if stopped {
+        return Some(());
     }
+    (ws(b, end?) == b.len()).then_some(())
 }
 
 /// The end of the value at `i` in text already checked against the grammar: a
@@ -260,9 +268,9 @@ pub(crate) fn value(b: &[u8], i: usize) -> Option<usize> {
     value_within(b, i, usize::MAX)
 }
 
-/// `value`, turning down a value nested more than `depth` containers deep (serde_json
-/// refuses a document nested 128 deep: a caller that must not accept more than it
-/// leaves room for the containers around the value).
+/// `value`, turning down a value nested more than `depth` containers deep, for a
+/// caller that leaves deep nesting to serde_json (which reads some of it only 128
+/// deep).
 pub(crate) fn value_within(b: &[u8], mut i: usize, depth: usize) -> Option<usize> {
     let mut open: Vec<u8> = Vec::new();
     loop {

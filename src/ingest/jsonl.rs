@@ -5,12 +5,13 @@
 
 use super::{Problem, Sink};
 use crate::config::Limits;
+use crate::json::RawText;
 use crate::model::{
     Body, Direction, End, Exchange, HttpExchange, HttpRequest, HttpResponse, Locator, Payload,
     SseBody, SseEvent, StdioMessage, Timestamp,
 };
 use crate::sse::{Budget, Events};
-use rec::{json_kind, scalar, Members, Part, Raw, Record, Reply, K};
+use rec::{json_kind, scalar, Members, Part, Record, Reply, K};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::io::{self, BufRead};
@@ -187,7 +188,7 @@ fn raw_timestamp(m: &Members, keys: &[K]) -> Option<Timestamp> {
 
 /// A body as logged: a string (unescaped), or JSON logged as a JSON value rather
 /// than as text (kept as written); `null` is no body.
-fn raw_body(raw: Option<Raw>) -> Option<String> {
+fn raw_body(raw: Option<RawText>) -> Option<String> {
     let raw = raw?;
     let text = raw.get().trim();
     if text == "null" {
@@ -240,7 +241,7 @@ fn read_record(text: &str, record: Option<Record>, budget: Budget) -> Result<Lin
     // A line the process wrote that is not JSON (stdout noise, a crash trace) is
     // recorded as `"raw": text` (or as a string `msg`): it is kept as that text,
     // so the pairer can tell a garbled reply from a missing one.
-    let text_of = |v: Raw| -> Option<String> {
+    let text_of = |v: RawText| -> Option<String> {
         let t = v.get().trim_start();
         if t.starts_with('{') || t.starts_with('[') {
             Some(v.get().to_owned())
@@ -250,7 +251,7 @@ fn read_record(text: &str, record: Option<Record>, budget: Budget) -> Result<Lin
             None
         }
     };
-    let line_text = msg.and_then(text_of).or_else(|| raw_str(&top, K::Raw));
+    let line_text = msg.and_then(text_of).or_else(|| raw_str(&top, K::RawText));
     if let (Some(json), Some(dir)) = (line_text, top.get(K::Dir).or_else(|| top.get(K::Direction)))
     {
         let dir = parse_direction(rec::string(dir).as_deref()).ok_or_else(|| {
@@ -379,7 +380,7 @@ fn http_record(
 }
 
 /// `status` as a number or a numeric string, at most 999.
-fn status(raw: Option<Raw>) -> Option<u16> {
+fn status(raw: Option<RawText>) -> Option<u16> {
     let text = raw?.get();
     // The usual plain number, without building a `Value` (JSON has no leading zeros,
     // so up to three digits is at most 999).
@@ -813,12 +814,12 @@ mod tests {
         fn strings_unescape_as_serde_json_does(text in "(\\PC|\"|\\\\|[a-z ]{1,70}){0,40}", raw in "[a-z\\\\\"/u0-9dDfF]{0,12}") {
             let quoted = serde_json::to_string(&text).unwrap();
             let v: &serde_json::value::RawValue = serde_json::from_str(&quoted).unwrap();
-            let got = rec::string(Raw(v.get()));
+            let got = rec::string(RawText(v.get()));
             proptest::prop_assert_eq!(got.as_deref(), Some(text.as_str()));
             let quoted = format!("\"{raw}\"");
             if let Ok(v) = serde_json::from_str::<&serde_json::value::RawValue>(&quoted) {
                 proptest::prop_assert_eq!(
-                    rec::string(Raw(v.get())).map(Cow::into_owned),
+                    rec::string(RawText(v.get())).map(Cow::into_owned),
                     serde_json::from_str::<String>(&quoted).ok()
                 );
             }

@@ -6,9 +6,10 @@ mod message;
 mod result;
 mod scan;
 
+pub use crate::json::RawText;
 pub use crate::text::{describe_json_error, excerpt};
 pub use message::{canonical_json, write_canonical, Id, Kind, Message};
-pub use result::{Content, RawText, ResultView};
+pub use result::{Content, ResultView};
 
 use crate::model::{Body, HttpResponse, Timestamp};
 

@@ -4,9 +4,9 @@
 //! pass takes the text of the first content block, the only part of the content a
 //! verdict reads.
 
+use crate::json::RawText;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::value::RawValue;
 use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
@@ -21,23 +21,6 @@ pub struct ResultView<'a, C = Content<'a>> {
     pub content: Option<C>,
     pub request_state: Option<RawText<'a>>,
     pub input_requests: Option<RawText<'a>>,
-}
-
-/// A member's raw JSON text, a slice of the message (which was checked when read):
-/// taken as it is, not parsed again as a `RawValue` per member.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RawText<'a>(&'a str);
-
-impl<'a> RawText<'a> {
-    pub fn get(self) -> &'a str {
-        self.0
-    }
-}
-
-impl<'de> Deserialize<'de> for RawText<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<RawText<'de>, D::Error> {
-        <&'de RawValue>::deserialize(d).map(|r| RawText(r.get()))
-    }
 }
 
 /// What a verdict needs of `content`: whether it is an array, and the text of its
@@ -339,6 +322,7 @@ impl<'de: 'a, 'a, C: Deserialize<'de>> Deserialize<'de> for ResultView<'a, C> {
 mod tests {
     use super::*;
     use proptest::prelude::{prop, prop_oneof, Just, Strategy};
+    use serde_json::value::RawValue;
 
     fn raw(s: &str) -> &str {
         serde_json::from_str::<&RawValue>(s).unwrap().get()

@@ -11,7 +11,7 @@
 //! again the old way, member by member into a map, which gives every odd shape the
 //! meaning and the wording it always had; both ways end in the same `Record`.
 
-use crate::json;
+use crate::json::{self, RawText};
 use crate::model::Headers;
 use serde_json::value::RawValue;
 use serde_json::Value;
@@ -36,7 +36,7 @@ pub(super) enum K {
     ResponseTs,
     Msg,
     Message,
-    Raw,
+    RawText,
     Dir,
     Direction,
     Jsonrpc,
@@ -70,7 +70,7 @@ impl K {
         K::ResponseTs,
         K::Msg,
         K::Message,
-        K::Raw,
+        K::RawText,
         K::Dir,
         K::Direction,
         K::Jsonrpc,
@@ -102,7 +102,7 @@ impl K {
             K::ResponseTs => "response_ts",
             K::Msg => "msg",
             K::Message => "message",
-            K::Raw => "raw",
+            K::RawText => "raw",
             K::Dir => "dir",
             K::Direction => "direction",
             K::Jsonrpc => "jsonrpc",
@@ -135,7 +135,7 @@ impl K {
             b"response_ts" => K::ResponseTs,
             b"msg" => K::Msg,
             b"message" => K::Message,
-            b"raw" => K::Raw,
+            b"raw" => K::RawText,
             b"dir" => K::Dir,
             b"direction" => K::Direction,
             b"jsonrpc" => K::Jsonrpc,
@@ -153,22 +153,12 @@ impl K {
     }
 }
 
-/// A member's value as raw JSON text, checked against the grammar.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Raw<'a>(pub(super) &'a str);
-
-impl<'a> Raw<'a> {
-    pub(super) fn get(self) -> &'a str {
-        self.0
-    }
-}
-
 /// An object's members named in `K`, each as its raw JSON text.
 #[derive(Default, Clone, Copy)]
-pub(super) struct Members<'a>([Option<Raw<'a>>; COUNT]);
+pub(super) struct Members<'a>([Option<RawText<'a>>; COUNT]);
 
 impl<'a> Members<'a> {
-    pub(super) fn get(&self, k: K) -> Option<Raw<'a>> {
+    pub(super) fn get(&self, k: K) -> Option<RawText<'a>> {
         self.0[k as usize]
     }
 
@@ -179,7 +169,7 @@ impl<'a> Members<'a> {
     fn from_map(map: &HashMap<Cow<'a, str>, &'a RawValue>) -> Self {
         let mut m = Members::default();
         for k in K::ALL {
-            m.0[k as usize] = map.get(k.name()).map(|r| Raw(r.get()));
+            m.0[k as usize] = map.get(k.name()).map(|r| RawText(r.get()));
         }
         m
     }
@@ -335,7 +325,7 @@ pub(super) fn scalar(v: &Value) -> String {
 /// The text of a raw JSON string, unescaped; `None` when `raw` is not a string or
 /// does not decode (a lone surrogate). Most strings in a log have no escape and are
 /// borrowed.
-pub(super) fn string(raw: Raw<'_>) -> Option<Cow<'_, str>> {
+pub(super) fn string(raw: RawText<'_>) -> Option<Cow<'_, str>> {
     let text = raw.get();
     json::unescaped(text, 0).and_then(|(end, s)| (end == text.len()).then_some(s))
 }
@@ -409,7 +399,7 @@ fn put<'a>(members: &mut Members<'a>, k: K, text: &'a str, i: usize) -> Option<u
         return None;
     }
     let end = json::value_within(text.as_bytes(), i, DEPTH)?;
-    *slot = Some(Raw(text.get(i..end)?));
+    *slot = Some(RawText(text.get(i..end)?));
     Some(end)
 }
 
@@ -424,7 +414,7 @@ fn part(text: &str, i: usize) -> Option<(usize, Part<'_>)> {
             match json::unescaped(text, i) {
                 Some((end, s)) => {
                     body = Some(s);
-                    members.0[K::Body as usize] = Some(Raw(text.get(i..end)?));
+                    members.0[K::Body as usize] = Some(RawText(text.get(i..end)?));
                     Some(end)
                 }
                 // A lone surrogate: kept raw, as serde_json passes over it.
