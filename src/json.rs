@@ -330,6 +330,23 @@ pub(crate) fn member_value(b: &[u8], i: usize) -> Option<usize> {
     (b.get(j) == Some(&b':')).then(|| ws(b, j + 1))
 }
 
+/// The end of the integer at `i` when serde_json prints its value as written: up to
+/// 18 digits, no leading zero, a minus only before a non-zero one, and no fraction
+/// or exponent after it. `None` for any other number (or no number).
+pub(crate) fn plain_integer(b: &[u8], i: usize) -> Option<usize> {
+    let start = i + usize::from(b.get(i) == Some(&b'-'));
+    let digits = b
+        .get(start..)?
+        .iter()
+        .take_while(|c| c.is_ascii_digit())
+        .count();
+    let end = start + digits;
+    let plain = (1..=18).contains(&digits)
+        && !matches!(b.get(end), Some(b'.' | b'e' | b'E'))
+        && (b[start] != b'0' || (digits == 1 && start == i));
+    plain.then_some(end)
+}
+
 pub(crate) fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
     (b.get(i..i + word.len())? == word).then_some(i + word.len())
 }

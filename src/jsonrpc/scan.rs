@@ -6,7 +6,7 @@
 //! is read again by serde_json, which decides and words the error. Also here: the
 //! canonical text of tool arguments, written straight from their text.
 
-use crate::json::{members, plain_string, skip, value, ws};
+use crate::json::{members, plain_integer, plain_string, skip, value, ws};
 use std::io::Write;
 use std::ops::Range;
 
@@ -127,17 +127,7 @@ fn canonical_at(b: &[u8], i: usize, out: &mut impl Write, depth: usize) -> Optio
         _ => {
             // An integer of up to 18 digits prints as written; anything else (a
             // fraction, an exponent, `-0`, a larger integer) as serde_json reads it.
-            let start = i + usize::from(b[i] == b'-');
-            let digits = b
-                .get(start..)?
-                .iter()
-                .take_while(|c| c.is_ascii_digit())
-                .count();
-            let end = start + digits;
-            let plain = (1..=18).contains(&digits)
-                && !matches!(b.get(end), Some(b'.' | b'e' | b'E'))
-                && (b[start] != b'0' || (digits == 1 && start == i));
-            plain.then_some(())?;
+            let end = plain_integer(b, i)?;
             out.write_all(b.get(i..end)?).ok()?;
             Some(end)
         }

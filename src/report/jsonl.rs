@@ -364,16 +364,12 @@ fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()
 fn write_id(out: &mut Vec<u8>, id: &crate::jsonrpc::Id) -> serde_json::Result<()> {
     let raw = id.raw();
     let b = raw.as_bytes();
+    // A string with nothing to escape up to its closing quote.
     let plain_string = b.len() >= 2
         && b[0] == b'"'
         && b[b.len() - 1] == b'"'
-        && !b[1..b.len() - 1]
-            .iter()
-            .any(|&c| c == b'"' || c == b'\\' || c < 0x20);
-    let digits = b.strip_prefix(b"-").unwrap_or(b);
-    let small_integer = (1..=18).contains(&digits.len())
-        && digits.iter().all(u8::is_ascii_digit)
-        && (digits[0] != b'0' || raw == "0");
+        && crate::text::json_special(b, 1) == b.len() - 1;
+    let small_integer = crate::json::plain_integer(b, 0) == Some(b.len());
     if plain_string || small_integer || raw == "null" {
         out.extend_from_slice(b);
         return Ok(());
