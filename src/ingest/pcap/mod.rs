@@ -23,6 +23,7 @@ use http2::{Dir, Http2, Opening};
 use pcap_parser::pcapng::Block;
 use pcap_parser::traits::{PcapNGPacketBlock, PcapReaderIterator};
 use pcap_parser::{LegacyPcapReader, PcapBlockOwned, PcapError, PcapNGReader};
+use std::borrow::Cow;
 use std::fmt::Write as _;
 use std::io::Read;
 use std::net::{IpAddr, SocketAddr};
@@ -856,29 +857,26 @@ impl Conn {
             }
             return;
         }
-        let Some(probe) = self.probe.get_mut(d) else {
+        let Some(probe) = self.probe.get_mut(d).filter(|_| !bytes.is_empty()) else {
             return;
         };
-        if probe.is_empty() {
-            // The common start: one segment shows an HTTP/1.1 request or response
-            // and is read where it lies, not copied into the probe first.
-            if let Some(v @ (Start::Request | Start::Response)) =
-                http1::classify_start(bytes, false)
-            {
-                self.start[d] = Some(v);
-                let client = if v == Start::Request { d } else { 1 - d };
-                self.begin_http(client, caps, cx);
-                self.http_bytes(d, bytes, ts, frame, caps, cx);
-                return;
-            }
-        }
-        probe.extend_from_slice(bytes);
-        let verdict = http1::classify_start(probe, false);
-        let Some(mut v) = verdict else { return };
+        // The first bytes are judged where they lie; they are copied into the probe
+        // only when they must wait (no verdict yet, TLS, another protocol), since the
+        // common start, one segment showing an HTTP request or response, needs none.
+        let held: Cow<[u8]> = if probe.is_empty() {
+            Cow::Borrowed(bytes)
+        } else {
+            probe.extend_from_slice(bytes);
+            Cow::Owned(std::mem::take(probe))
+        };
+        let Some(mut v) = http1::classify_start(&held, false) else {
+            self.probe[d] = held.into_owned();
+            return;
+        };
         // TLS inside TLS is not read; a capture that starts after the handshake
         // shows records that are not a ClientHello.
         if (v == Start::Tls && self.tls.is_some())
-            || (v == Start::Other && self.tls.is_none() && tls::looks_like_record(probe))
+            || (v == Start::Other && self.tls.is_none() && tls::looks_like_record(&held))
         {
             v = if self.tls.is_some() {
                 Start::Other
@@ -893,22 +891,21 @@ impl Conn {
             Start::Request | Start::Response => {
                 let client = if v == Start::Request { d } else { 1 - d };
                 self.begin_http(client, caps, cx);
-                let held = std::mem::take(&mut self.probe[d]);
                 self.http_bytes(d, &held, ts, frame, caps, cx);
             }
             Start::Tls => {
                 self.proto = Proto::Tls;
                 self.client.get_or_insert(d);
+                self.probe[d] = held.into_owned();
             }
             Start::Http2Preface => {
                 self.client = Some(d);
                 self.begin_h2(Opening::Preface, frame, caps, cx);
-                let held = std::mem::take(&mut self.probe[d]);
                 self.h2_bytes(d, &held, ts, frame, cx);
             }
             Start::Other
                 if matches!(self.proto, Proto::Undecided | Proto::Other)
-                    && http2::plausible(&self.probe[d]) =>
+                    && http2::plausible(&held) =>
             {
                 // Whole HTTP/2 frames. From the server of a connection whose
                 // SYN was seen and whose client said nothing yet: a server
@@ -937,7 +934,6 @@ impl Conn {
                     Opening::Joined
                 };
                 self.begin_h2(opening, frame, caps, cx);
-                let held = std::mem::take(&mut self.probe[d]);
                 self.h2_bytes(d, &held, ts, frame, cx);
             }
             Start::Other => {
@@ -945,11 +941,10 @@ impl Conn {
                     self.proto = Proto::Other;
                 }
                 // Keep a few bytes to describe the flow in its report.
-                let n = self.probe[d].len() as u64;
-                self.probe[d].truncate(16);
                 if let Some(s) = self.skipped.get_mut(d) {
-                    *s += n;
+                    *s += held.len() as u64;
                 }
+                self.probe[d] = held[..held.len().min(16)].to_vec();
             }
         }
     }
