@@ -393,14 +393,10 @@ pub(crate) fn unescaped(text: &str, i: usize) -> Option<(usize, Cow<'_, str>)> {
 /// one is usually a few bytes on.
 #[inline(always)]
 fn next_special(b: &[u8], at: usize) -> Option<usize> {
-    if let Some(w) = b.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
-        let hits = crate::text::special_bytes(u64::from_le_bytes(w));
-        if hits != 0 {
-            let j = at + (hits.trailing_zeros() / 8) as usize;
-            return (b[j] >= 0x20).then_some(j);
-        }
+    match crate::text::special_in_word(b, at) {
+        Some(Some(j)) => (b[j] >= 0x20).then_some(j),
+        _ => special(b, at),
     }
-    special(b, at)
 }
 
 /// The character of the escape at `j` (a backslash) and the escape's length; a

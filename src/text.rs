@@ -15,16 +15,15 @@ pub fn json_special(b: &[u8], from: usize) -> usize {
     let is_special = |c: &u8| matches!(c, b'"' | b'\\' | 0..=0x1f);
     let mut j = from;
     while j < from.saturating_add(32) {
-        let Some(word) = b.get(j..j + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else {
-            // Fewer than 8 bytes left: byte by byte.
-            let rest = b.get(j..).unwrap_or(&[]);
-            return j + rest.iter().position(is_special).unwrap_or(rest.len());
-        };
-        let hits = special_bytes(u64::from_le_bytes(word));
-        if hits != 0 {
-            return j + (hits.trailing_zeros() / 8) as usize;
+        match special_in_word(b, j) {
+            Some(Some(at)) => return at,
+            Some(None) => j += 8,
+            None => {
+                // Fewer than 8 bytes left: byte by byte.
+                let rest = b.get(j..).unwrap_or(&[]);
+                return j + rest.iter().position(is_special).unwrap_or(rest.len());
+            }
         }
-        j += 8;
     }
     let rest = b.get(j..).unwrap_or(&[]);
     let run = &rest[..memchr::memchr2(b'"', b'\\', rest).unwrap_or(rest.len())];
@@ -35,10 +34,20 @@ pub fn json_special(b: &[u8], from: usize) -> usize {
     j + run.len()
 }
 
+/// The first quote, backslash or control character among the 8 bytes at `j`:
+/// `Some(None)` when none of them is one, `None` when fewer than 8 are left. The step
+/// `json_special` takes, for a caller that looks a few bytes on before searching.
+#[inline(always)]
+pub fn special_in_word(b: &[u8], j: usize) -> Option<Option<usize>> {
+    let word = b.get(j..j.checked_add(8)?)?;
+    let hits = special_bytes(u64::from_le_bytes(<[u8; 8]>::try_from(word).ok()?));
+    Some((hits != 0).then(|| j + (hits.trailing_zeros() / 8) as usize))
+}
+
 /// The high bit of each byte of `w` that may be a quote, a backslash or a control
 /// character. Exact for the lowest such byte (little-endian: the first in the
 /// text), which is all `json_special` reads: a borrow can only mark bytes after it.
-pub fn special_bytes(w: u64) -> u64 {
+fn special_bytes(w: u64) -> u64 {
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & (ONES << 7);
     below_space | bytes_equal(w, b'"') | bytes_equal(w, b'\\')
 }
