@@ -474,7 +474,7 @@ impl Redactor {
 /// can take its address. Session ids are compared by pointer too: the entries of a
 /// log of many sessions hold the same strings (the endpoint, the tools) for each,
 /// and comparing their session ids by content read a cold allocation per entry,
-/// 3% of a JSONL run's time for a few hundred instructions.
+/// 2% of a JSONL run's time for a few hundred instructions.
 #[derive(Debug, Default)]
 pub struct Memo {
     entries: Vec<(Arc<str>, Arc<str>, Arc<str>)>,
