@@ -176,7 +176,7 @@ impl IngestError {
 /// (loggers often drop headers); raw bytes otherwise. Shared by every reader that
 /// gets bodies as text (JSONL, HAR, JSON arrays).
 pub(crate) fn body_from_recorded(headers: &Headers, bytes: Vec<u8>, budget: Budget) -> Body {
-    let sse = headers.media_type().as_deref() == Some("text/event-stream")
+    let sse = headers.media_type_is("text/event-stream")
         || (headers.get("content-type").is_none() && crate::sse::looks_like_event_stream(&bytes));
     if sse {
         Body::Sse(crate::sse::parse_body(&bytes, budget))

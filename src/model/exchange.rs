@@ -76,6 +76,19 @@ impl Headers {
         self.get("content-type").map(media_type_of)
     }
 
+    /// Whether `Content-Type` names the media type `want` (given in lower case),
+    /// whatever its parameters and case: `media_type` without the allocation.
+    pub fn media_type_is(&self, want: &str) -> bool {
+        self.get("content-type").is_some_and(|ct| {
+            let ct = ct.as_bytes();
+            let end = ct.iter().position(|&c| c == b';').unwrap_or(ct.len());
+            ct.get(..end)
+                .unwrap_or_default()
+                .trim_ascii()
+                .eq_ignore_ascii_case(want.as_bytes())
+        })
+    }
+
     pub fn push(&mut self, name: impl Into<String>, value: impl Into<String>) {
         self.0.push((name.into(), value.into()));
     }
@@ -357,5 +370,33 @@ impl Exchange {
             Payload::Stdio(m) => m.json.len() as u64,
             Payload::ClientLog(c) => c.arguments.as_ref().map_or(0, |a| a.len() as u64),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The allocation-free check agrees with `media_type` on every spelling a server
+    /// may send, and is false when there is no Content-Type at all.
+    #[test]
+    fn media_type_is_matches_media_type() {
+        for ct in [
+            "text/event-stream",
+            "Text/Event-Stream",
+            " text/event-stream ; charset=utf-8",
+            "text/event-stream;charset=UTF-8",
+            "text/event-streams",
+            "application/json",
+            "text/event",
+            ";text/event-stream",
+            "",
+        ] {
+            let mut h = Headers::default();
+            h.push("content-TYPE", ct);
+            let want = h.media_type().as_deref() == Some("text/event-stream");
+            assert_eq!(h.media_type_is("text/event-stream"), want, "{ct:?}");
+        }
+        assert!(!Headers::default().media_type_is("text/event-stream"));
     }
 }

@@ -653,7 +653,7 @@ impl Http1 {
                 };
                 let kept = if matches!(framing, Framing::Length(0)) {
                     Kept::None
-                } else if headers.media_type().as_deref() == Some("text/event-stream") {
+                } else if headers.media_type_is("text/event-stream") {
                     Content::sse(self.caps)
                 } else {
                     Kept::Bytes(Vec::new())
@@ -728,7 +728,7 @@ impl Http1 {
             if let Some(p) = self.pending.front_mut() {
                 p.last_ts = ts;
                 if let Some(resp) = p.resp.as_ref() {
-                    let sse = resp.headers.media_type().as_deref() == Some("text/event-stream");
+                    let sse = resp.headers.media_type_is("text/event-stream");
                     let end = match &resp.framing {
                         Framing::Close if sse => cut,
                         Framing::Close => End::Complete,

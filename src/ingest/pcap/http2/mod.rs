@@ -718,7 +718,7 @@ impl Http2 {
         let bodyless = end || s.req.method == "HEAD" || status == 204 || status == 304;
         let kept = if bodyless {
             Kept::None
-        } else if headers.media_type().as_deref() == Some("text/event-stream") {
+        } else if headers.media_type_is("text/event-stream") {
             Content::sse(caps)
         } else {
             Kept::Bytes(Vec::new())
