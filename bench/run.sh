@@ -7,12 +7,15 @@
 # Inputs are generated once per DIR by committed generators; delete them (or use
 # another DIR) after changing MB. Scale up with MB (e.g. 1000): the generators stream.
 # LIMIT (seconds, default 300) stops one run that takes too long; it is then shown as
-# "> LIMIT s". SHAPES restricts the run, e.g. SHAPES="keepalive har".
+# "> LIMIT s". SHAPES restricts the run, e.g. SHAPES="keepalive har". Each mcpsift row is
+# the fastest of REPEAT runs (default 3; peak memory of that run): a shared VM's
+# timings swing by 20% or more from one run to the next.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-/tmp/mcpsift-bench}
 mb=${2:-150}
 limit=${LIMIT:-300}
+repeat=${REPEAT:-3}
 shapes=${SHAPES:-"keepalive current flows large har jsonl small"}
 mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
@@ -57,7 +60,8 @@ row() { # label, seconds, kilobytes, reference seconds (cat), tshark seconds
         if (s < 0) { printf "%-26s  > %d s\n", l, lim; exit }
         if (s < 0.01) s = 0.01
         printf "%-26s %8.2f s %8.0f MB/s %8.1f MB peak", l, s, b / 1e6 / s, k / 1024
-        if (c != "") printf "   cat/this %6.3f", c / s
+        # time(1) counts in hundredths: a cat under that shows as 0.01 s, and counts so.
+        if (c != "") printf "   cat/this %6.3f", (c < 0.01 ? 0.01 : c) / s
         if (t != "" && t > 0) printf "   tshark/this %6.1fx", t / s
         printf "\n" }'
 }
@@ -83,7 +87,13 @@ for shape in $shapes; do
         ;;
     esac
     for t in 1 2; do
-        read -r s k < <(timed "$bin" analyze "$f" --format jsonl --threads "$t")
-        row "mcpsift --threads $t" "$s" "$k" "$cs" "$ts"
+        best_s="" best_k=0
+        for _ in $(seq "$repeat"); do
+            read -r s k < <(timed "$bin" analyze "$f" --format jsonl --threads "$t")
+            if [ -z "$best_s" ] || awk -v a="$s" -v b="$best_s" 'BEGIN { exit !(a >= 0 && (b < 0 || a < b)) }'; then
+                best_s=$s best_k=$k
+            fi
+        done
+        row "mcpsift --threads $t" "$best_s" "$best_k" "$cs" "$ts"
     done
 done
