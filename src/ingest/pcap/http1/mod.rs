@@ -448,8 +448,8 @@ impl Http1 {
     }
 
     /// Reads a head from the front of `input` (after any partial head held). The end
-    /// of the head is searched once per byte; `httparse` runs when the first line is
-    /// complete (to refuse a bad start early) and when the whole head is there.
+    /// of the head is searched once per byte; `httparse` runs on the first line once it
+    /// is complete (to refuse a bad start early) and on the whole head when it is there.
     fn head(
         &mut self,
         request: bool,
@@ -496,12 +496,14 @@ impl Http1 {
             }
             Err(scanned) => {
                 side.scanned = scanned;
-                if !side.first_line_ok && memchr::memchr(b'\n', buf).is_some() {
+                if let (false, Some(nl)) = (side.first_line_ok, memchr::memchr(b'\n', buf)) {
                     // Once, when the first line is complete: a bad start is refused now
-                    // rather than after 64 KiB of junk.
+                    // rather than after 64 KiB of junk. That line alone: the headers
+                    // after it are checked when the head ends, and parsing them here
+                    // too was half the cost of a connection that never sends more.
                     side.first_line_ok = true;
-                    self.head_work += buf.len() as u64;
-                    match parse_head(request, buf) {
+                    self.head_work += (nl + 1) as u64;
+                    match parse_head(request, &buf[..=nl]) {
                         Err(e) => Err(e),
                         Ok(_) => Ok(None),
                     }
@@ -997,6 +999,23 @@ mod tests {
         assert_eq!(requests(&[wire]).0, want);
         let bytes: Vec<&[u8]> = wire.chunks(1).collect();
         assert_eq!(requests(&bytes).0, want);
+    }
+
+    #[test]
+    fn a_bad_first_line_is_refused_before_its_head_ends() {
+        // Only the first line is checked early: a good one waits for the blank line,
+        // whatever follows it, and a bad one is refused at its line feed.
+        let rest: Vec<u8> = b"Host: h\r\n".repeat(50);
+        let bad = [b"BROKEN\x01 / HTTP/1.1\r\n".as_slice(), &rest].concat();
+        let good = [b"POST /mcp HTTP/1.1\r\n".as_slice(), &rest].concat();
+        let (urls, kinds, _) = requests(&[&bad]);
+        assert!(urls.is_empty());
+        assert_eq!(kinds.first(), Some(&Kind::Malformed), "{kinds:?}");
+        let (urls, kinds, _) = requests(&[&good]);
+        assert!(urls.is_empty());
+        assert!(!kinds.contains(&Kind::Malformed), "{kinds:?}");
+        let whole = [good.as_slice(), b"\r\n"].concat();
+        assert_eq!(requests(&[&whole]).0, ["http://h/mcp"]);
     }
 
     /// Head work for a request whose head has `n` headers, sent one byte per segment.
