@@ -457,20 +457,23 @@ impl State {
 
     fn tcp(&mut self, from: Endpoint, to: Endpoint, seg: Segment<'_>, rst: bool, opening: bool) {
         let key = if from <= to { (from, to) } else { (to, from) };
-        if opening {
+        // One lookup per packet: a SYN's (a third of a capture of short flows) also
+        // serves to open the connection.
+        let mut found = self.conns.find(&key);
+        if let (true, Some(slot)) = (opening, found) {
             // A new SYN on a 4-tuple already in use: the old connection is over.
-            if let Some(slot) = self.conns.find(&key) {
-                let reused = self.conns.get(slot).is_some_and(|c| {
-                    c.bytes.iter().any(|&b| b > 0) || c.fin_done.iter().any(|&f| f)
-                });
-                if reused {
-                    if let Some(c) = self.conns.remove(slot) {
-                        self.close(c, End2::CaptureEnded);
-                    }
+            let reused = self
+                .conns
+                .get(slot)
+                .is_some_and(|c| c.bytes.iter().any(|&b| b > 0) || c.fin_done.iter().any(|&f| f));
+            if reused {
+                found = None;
+                if let Some(c) = self.conns.remove(slot) {
+                    self.close(c, End2::CaptureEnded);
                 }
             }
         }
-        let slot = match self.conns.find(&key) {
+        let slot = match found {
             Some(slot) => slot,
             None => {
                 if seg.data.is_empty() && !seg.syn && !seg.fin {
