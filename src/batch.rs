@@ -643,8 +643,11 @@ pub fn analyse_input(input: &Input, config: &Config) -> Result<(Format, Analysis
 
 /// Hands exchanges to a correlator running on a second thread, in batches, so that
 /// one large input uses two cores: reading, reassembly and body decoding here;
-/// pairing, classification, judging and rendering there; JSON-RPC parsing on
-/// whichever side is ahead. The exchanges arrive in the same order, so the output is
+/// pairing, classification and judging there; a streaming run's records here
+/// (`Forward`); JSON-RPC parsing on whichever side is ahead. What one thread
+/// allocates goes back to it to be freed (spent exchanges here, rendered calls
+/// there): freed on the other thread, a block costs the allocator a cross-thread
+/// free and comes back cold. The exchanges arrive in the same order, so the output is
 /// the one-thread output.
 struct Pipelined {
     batch: Vec<Piped>,
@@ -662,6 +665,9 @@ struct Pipelined {
     /// A streaming run's call sink, run on this thread, and the judged calls the
     /// correlator hands back to it (`Forward`).
     render: Option<(Box<dyn CallSink>, Returned)>,
+    /// Rendered calls going back to the correlator's thread, which made them, to be
+    /// freed there.
+    rendered: std::sync::mpsc::Sender<Vec<Call>>,
 }
 
 /// Judged calls handed back by the correlator's thread (`Forward`).
@@ -723,12 +729,17 @@ impl Pipelined {
     fn new(mut correlator: Correlator) -> Pipelined {
         let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<Piped>>(PIPE_DEPTH);
         let (spent_tx, spent) = std::sync::mpsc::sync_channel(SPENT_DEPTH);
+        let (rendered, to_free) = std::sync::mpsc::channel::<Vec<Call>>();
         let queued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let taken = queued.clone();
         let worker = std::thread::spawn(move || {
             use ingest::Sink;
             for batch in rx {
                 taken.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                // Calls judged here and rendered on the reading thread.
+                while let Ok(calls) = to_free.try_recv() {
+                    drop(calls);
+                }
                 let mut done = Vec::with_capacity(batch.len());
                 for p in batch {
                     match p {
@@ -761,6 +772,7 @@ impl Pipelined {
             queued,
             balance_at: BALANCE_AT,
             render: None,
+            rendered,
         }
     }
 
@@ -780,7 +792,13 @@ impl Pipelined {
     fn render(&mut self) {
         if let Some((sink, rx)) = &mut self.render {
             while let Ok(calls) = rx.try_recv() {
-                calls.into_iter().for_each(|c| sink.call(c));
+                // Collected in place: the batch's own vector goes back with them.
+                let done: Vec<Call> = calls
+                    .into_iter()
+                    .filter_map(|c| sink.call_returning(c))
+                    .collect();
+                // Closed once the correlator has ended: then they are freed here.
+                let _ = self.rendered.send(done);
             }
         }
     }

@@ -327,6 +327,12 @@ struct PendingStdio {
 /// time, in request order, each final (see `Correlator::streaming`).
 pub trait CallSink: Send {
     fn call(&mut self, call: Call);
+    /// `call`, handing the call back when the sink is done with it, for a caller that
+    /// has it freed on the thread that made it. The default hands nothing back.
+    fn call_returning(&mut self, call: Call) -> Option<Call> {
+        self.call(call);
+        None
+    }
     /// What the sink made of the calls (a spool of records), at the end of the input.
     fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send>;
 }
