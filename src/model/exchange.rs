@@ -79,14 +79,8 @@ impl Headers {
     /// Whether `Content-Type` names the media type `want` (given in lower case),
     /// whatever its parameters and case: `media_type` without the allocation.
     pub fn media_type_is(&self, want: &str) -> bool {
-        self.get("content-type").is_some_and(|ct| {
-            let ct = ct.as_bytes();
-            let end = ct.iter().position(|&c| c == b';').unwrap_or(ct.len());
-            ct.get(..end)
-                .unwrap_or_default()
-                .trim_ascii()
-                .eq_ignore_ascii_case(want.as_bytes())
-        })
+        self.get("content-type")
+            .is_some_and(|ct| bare_media_type(ct).eq_ignore_ascii_case(want))
     }
 
     pub fn push(&mut self, name: impl Into<String>, value: impl Into<String>) {
@@ -96,12 +90,16 @@ impl Headers {
 
 /// `text/event-stream; charset=utf-8` → `text/event-stream`.
 pub fn media_type_of(content_type: &str) -> String {
+    bare_media_type(content_type).to_ascii_lowercase()
+}
+
+/// A Content-Type without its parameters and spaces, in its own case.
+fn bare_media_type(content_type: &str) -> &str {
+    let end = content_type.bytes().position(|c| c == b';');
     content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
+        .get(..end.unwrap_or(content_type.len()))
+        .unwrap_or_default()
         .trim()
-        .to_ascii_lowercase()
 }
 
 /// How a response (or the connection carrying it) ended.
