@@ -90,7 +90,12 @@ for shape in $shapes; do
         best_s="" best_k=0
         for _ in $(seq "$repeat"); do
             read -r s k < <(timed "$bin" analyze "$f" --format jsonl --threads "$t")
-            if [ -z "$best_s" ] || awk -v a="$s" -v b="$best_s" 'BEGIN { exit !(a >= 0 && (b < 0 || a < b)) }'; then
+            # A run past LIMIT (-1) is shown as such, and not tried again.
+            if [ "$s" = -1 ]; then
+                best_s=${best_s:--1}
+                break
+            fi
+            if [ -z "$best_s" ] || awk -v a="$s" -v b="$best_s" 'BEGIN { exit !(a < b) }'; then
                 best_s=$s best_k=$k
             fi
         done

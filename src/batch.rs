@@ -741,9 +741,7 @@ impl Pipelined {
             for batch in rx {
                 taken.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                 // Calls judged here and rendered on the reading thread.
-                while let Ok(calls) = to_free.try_recv() {
-                    drop(calls);
-                }
+                to_free.try_iter().for_each(drop);
                 let mut done = Vec::with_capacity(batch.len());
                 for p in batch {
                     match p {
