@@ -953,9 +953,9 @@ mod tests {
         }
     }
 
-    /// Feeds the client stream in the given pieces; the request targets read and
-    /// the diagnostics' kinds.
-    fn requests(pieces: &[&[u8]]) -> (Vec<String>, Vec<Kind>, u64) {
+    /// Feeds the client stream in the given pieces; the request targets read, the
+    /// diagnostics and the head work.
+    fn requests(pieces: &[&[u8]]) -> (Vec<String>, Vec<Problem>, u64) {
         let mut h = Http1::new(caps(), "10.0.0.1:80".parse().expect("an address"));
         let (mut diags, mut out) = (Vec::new(), Vec::new());
         let mut cx = Ctx {
@@ -973,7 +973,11 @@ mod tests {
                 _ => String::new(),
             })
             .collect();
-        (urls, diags.iter().map(|d| d.kind).collect(), h.head_work)
+        (urls, diags, h.head_work)
+    }
+
+    fn kinds(diags: &[Problem]) -> Vec<Kind> {
+        diags.iter().map(|d| d.kind).collect()
     }
 
     const PIPELINED: &[u8] = b"BROKEN\x01 / HTTP/1.1\r\nHost: h\r\n\r\nPOST /a HTTP/1.1\r\nHost: h\r\nContent-Length: 2\r\n\r\n{}GET /b HTTP/1.1\r\nHost: h\r\n\r\n";
@@ -981,9 +985,9 @@ mod tests {
     #[test]
     fn a_bad_head_does_not_hide_the_requests_behind_it_in_any_segmentation() {
         let want = vec!["http://h/a".to_owned(), "http://h/b".to_owned()];
-        let (urls, kinds, _) = requests(&[PIPELINED]);
+        let (urls, diags, _) = requests(&[PIPELINED]);
         assert_eq!(urls, want);
-        assert_eq!(kinds, [Kind::Malformed]);
+        assert_eq!(kinds(&diags), [Kind::Malformed]);
         for cut in 1..PIPELINED.len() {
             let (a, b) = PIPELINED.split_at(cut);
             assert_eq!(requests(&[a, b]).0, want, "cut at {cut}");
@@ -1008,12 +1012,28 @@ mod tests {
         let rest: Vec<u8> = b"Host: h\r\n".repeat(50);
         let bad = [b"BROKEN\x01 / HTTP/1.1\r\n".as_slice(), &rest].concat();
         let good = [b"POST /mcp HTTP/1.1\r\n".as_slice(), &rest].concat();
-        let (urls, kinds, _) = requests(&[&bad]);
+        let (urls, diags, _) = requests(&[&bad]);
         assert!(urls.is_empty());
-        assert_eq!(kinds.first(), Some(&Kind::Malformed), "{kinds:?}");
-        let (urls, kinds, _) = requests(&[&good]);
+        let first = diags.first().expect("a problem");
+        assert_eq!(
+            (first.kind, &first.locator),
+            (
+                Kind::Malformed,
+                &Locator::Frames {
+                    request: 1,
+                    response: None
+                }
+            )
+        );
+        assert!(
+            first.message.starts_with("not a valid HTTP/1.1 request: ")
+                && first.message.ends_with("; skipping to the next message"),
+            "{}",
+            first.message
+        );
+        let (urls, diags, _) = requests(&[&good]);
         assert!(urls.is_empty());
-        assert!(!kinds.contains(&Kind::Malformed), "{kinds:?}");
+        assert!(!kinds(&diags).contains(&Kind::Malformed), "{diags:?}");
         let whole = [good.as_slice(), b"\r\n"].concat();
         assert_eq!(requests(&[&whole]).0, ["http://h/mcp"]);
     }
@@ -1026,8 +1046,8 @@ mod tests {
         }
         wire.extend_from_slice(b"\r\n");
         let bytes: Vec<&[u8]> = wire.chunks(1).collect();
-        let (urls, kinds, work) = requests(&bytes);
-        assert_eq!(urls.len(), 1, "{kinds:?}");
+        let (urls, diags, work) = requests(&bytes);
+        assert_eq!(urls.len(), 1, "{diags:?}");
         work
     }
 
