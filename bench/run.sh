@@ -8,8 +8,8 @@
 # another DIR) after changing MB. Scale up with MB (e.g. 1000): the generators stream.
 # LIMIT (seconds, default 300) stops one run that takes too long; it is then shown as
 # "> LIMIT s". SHAPES restricts the run, e.g. SHAPES="keepalive har". Each mcpsift row is
-# the fastest of REPEAT runs (default 3; peak memory of that run): a shared VM's
-# timings swing by 20% or more from one run to the next.
+# the fastest of REPEAT runs (default 3; peak memory of that run; a run past LIMIT is
+# not repeated): a shared VM's timings swing by 20% or more from one run to the next.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-/tmp/mcpsift-bench}
