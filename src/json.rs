@@ -366,12 +366,11 @@ pub(crate) fn unescaped(text: &str, i: usize) -> Option<(usize, Cow<'_, str>)> {
     // Room for the rest of the text: a body logged as a string is most of its line,
     // and growing it step by step cost a copy per doubling. What is left over is
     // given back when it is most of the room. Bytes, not a `String`: the cuts fall
-    // next to ASCII escapes and quotes, so the text stays UTF-8, and a body logged
-    // as a string has an escape every few bytes, each paying for a boundary check.
+    // next to ASCII escapes and quotes, so the text stays UTF-8.
     let mut out: Vec<u8> = Vec::with_capacity(b.len() - i);
-    let mut run = i + 1;
+    out.extend_from_slice(b.get(i + 1..j)?);
     loop {
-        out.extend_from_slice(b.get(run..j)?);
+        // `j` is at a quote or a backslash (`special` refused control characters).
         if b[j] == b'"' {
             break;
         }
@@ -380,23 +379,36 @@ pub(crate) fn unescaped(text: &str, i: usize) -> Option<(usize, Cow<'_, str>)> {
             Ok(ascii) if ascii.is_ascii() => out.push(ascii),
             _ => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
         }
-        run = j + len;
-        j = next_special(b, run)?;
+        j += len;
+        // A body logged as a string has an escape every few bytes: the next one is
+        // looked for a word at a time, each word copied whole and the bytes from the
+        // escape on taken back, and a longer run is left to `special` and one copy.
+        let mut words = 0;
+        while let Some(word) = b.get(j..j + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) {
+            out.extend_from_slice(&word);
+            let hits = crate::text::special_bytes(u64::from_le_bytes(word));
+            if hits != 0 {
+                let k = (hits.trailing_zeros() / 8) as usize;
+                out.truncate(out.len() - (8 - k));
+                j += k;
+                break;
+            }
+            j += 8;
+            words += 1;
+            if words == 4 {
+                break;
+            }
+        }
+        if !matches!(b.get(j), Some(b'"' | b'\\')) {
+            let to = special(b, j)?;
+            out.extend_from_slice(&b[j..to]);
+            j = to;
+        }
     }
     if out.capacity() > 2 * out.len() + 64 {
         out.shrink_to_fit();
     }
     Some((j + 1, Cow::Owned(String::from_utf8(out).ok()?)))
-}
-
-/// `special`, with the next 8 bytes looked at here first: after an escape the next
-/// one is usually a few bytes on.
-#[inline(always)]
-fn next_special(b: &[u8], at: usize) -> Option<usize> {
-    match crate::text::special_in_word(b, at) {
-        Some(Some(j)) => (b[j] >= 0x20).then_some(j),
-        _ => special(b, at),
-    }
 }
 
 /// The character of the escape at `j` (a backslash) and the escape's length; a

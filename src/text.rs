@@ -47,7 +47,7 @@ pub fn special_in_word(b: &[u8], j: usize) -> Option<Option<usize>> {
 /// The high bit of each byte of `w` that may be a quote, a backslash or a control
 /// character. Exact for the lowest such byte (little-endian: the first in the
 /// text), which is all `json_special` reads: a borrow can only mark bytes after it.
-fn special_bytes(w: u64) -> u64 {
+pub fn special_bytes(w: u64) -> u64 {
     let below_space = w.wrapping_sub(ONES * 0x20) & !w & (ONES << 7);
     below_space | bytes_equal(w, b'"') | bytes_equal(w, b'\\')
 }
