@@ -98,6 +98,20 @@ pub fn decode_text(
     event_id: Option<&str>,
     ts: Option<Timestamp>,
 ) -> Vec<Item> {
+    let mut items = Vec::with_capacity(1);
+    decode_text_into(text, place, event_id, ts, &mut items);
+    items
+}
+
+/// `decode_text`, adding the items to `items`: a stream's events go into one list
+/// sized once, not a list per event gathered by growing another.
+fn decode_text_into(
+    text: &str,
+    place: Place,
+    event_id: Option<&str>,
+    ts: Option<Timestamp>,
+    items: &mut Vec<Item>,
+) {
     let item = |decoded, batch_index| Item {
         decoded,
         place,
@@ -108,36 +122,36 @@ pub fn decode_text(
     };
     let trimmed = text.trim_start_matches('\u{feff}').trim();
     if trimmed.starts_with('{') {
-        return match Message::parse(trimmed) {
-            Ok(m) => vec![item(Decoded::Message(Box::new(m)), None)],
-            Err(e) => vec![item(not_json_or_multiple(trimmed, &e), None)],
-        };
+        items.push(match Message::parse(trimmed) {
+            Ok(m) => item(Decoded::Message(Box::new(m)), None),
+            Err(e) => item(not_json_or_multiple(trimmed, &e), None),
+        });
+        return;
     }
     if trimmed.starts_with('[') {
-        return match serde_json::from_str::<Vec<Box<serde_json::value::RawValue>>>(trimmed) {
-            Ok(elems) if elems.is_empty() => vec![item(Decoded::NotObject("an empty array"), None)],
-            Ok(elems) => elems
-                .iter()
-                .enumerate()
-                .map(|(i, raw)| {
-                    let d = match Message::parse(raw.get()) {
-                        Ok(m) => Decoded::Message(Box::new(m)),
-                        Err(_) => Decoded::NotObject(
-                            serde_json::from_str::<serde_json::Value>(raw.get())
-                                .map(|v| json_type(&v))
-                                .unwrap_or("not an object"),
-                        ),
-                    };
-                    item(d, Some(i))
-                })
-                .collect(),
-            Err(e) => vec![item(not_json_or_multiple(trimmed, &e), None)],
-        };
+        match serde_json::from_str::<Vec<Box<serde_json::value::RawValue>>>(trimmed) {
+            Ok(elems) if elems.is_empty() => {
+                items.push(item(Decoded::NotObject("an empty array"), None))
+            }
+            Ok(elems) => items.extend(elems.iter().enumerate().map(|(i, raw)| {
+                let d = match Message::parse(raw.get()) {
+                    Ok(m) => Decoded::Message(Box::new(m)),
+                    Err(_) => Decoded::NotObject(
+                        serde_json::from_str::<serde_json::Value>(raw.get())
+                            .map(|v| json_type(&v))
+                            .unwrap_or("not an object"),
+                    ),
+                };
+                item(d, Some(i))
+            })),
+            Err(e) => items.push(item(not_json_or_multiple(trimmed, &e), None)),
+        }
+        return;
     }
-    match serde_json::from_str::<serde_json::Value>(trimmed) {
-        Ok(v) => vec![item(Decoded::NotObject(json_type(&v)), None)],
-        Err(e) => vec![item(not_json_or_multiple(trimmed, &e), None)],
-    }
+    items.push(match serde_json::from_str::<serde_json::Value>(trimmed) {
+        Ok(v) => item(Decoded::NotObject(json_type(&v)), None),
+        Err(e) => item(not_json_or_multiple(trimmed, &e), None),
+    });
 }
 
 fn not_json_or_multiple(text: &str, e: &serde_json::Error) -> Decoded {
@@ -168,20 +182,17 @@ pub fn decode_response(resp: &HttpResponse) -> Vec<Item> {
             let text = crate::text::lossy(bytes);
             decode_text(&text, Place::Body, None, resp.ts)
         }
-        Body::Sse(sse) => sse
-            .events
-            .iter()
-            .enumerate()
-            .filter(|(_, e)| !e.data.trim().is_empty())
-            .flat_map(|(index, e)| {
-                decode_text(
-                    &e.data,
-                    Place::Event { index },
-                    e.id.as_deref(),
-                    e.ts.or(resp.ts),
-                )
-            })
-            .collect(),
+        Body::Sse(sse) => {
+            let mut items = Vec::with_capacity(sse.events.len());
+            for (index, e) in sse.events.iter().enumerate() {
+                if !e.data.trim().is_empty() {
+                    let ts = e.ts.or(resp.ts);
+                    let id = e.id.as_deref();
+                    decode_text_into(&e.data, Place::Event { index }, id, ts, &mut items);
+                }
+            }
+            items
+        }
     }
 }
 
