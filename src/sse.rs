@@ -115,6 +115,10 @@ impl SseParser {
         ts: Option<Timestamp>,
         emit: &mut impl FnMut(SseEvent),
     ) {
+        if !self.bom_checked && self.bom_prefix.is_empty() && bytes.first() != Some(&0xEF) {
+            // The usual start: no byte order mark, and nothing to hold back.
+            self.bom_checked = !bytes.is_empty();
+        }
         if !self.bom_checked {
             // The stream may begin with U+FEFF (EF BB BF), possibly split across feeds.
             const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -151,7 +155,12 @@ impl SseParser {
             }
         }
         while let Some(i) = memchr::memchr2(b'\n', b'\r', rest) {
-            self.push_line_bytes(&rest[..i]);
+            // A line that arrived whole is read where it lies; only one split
+            // between feeds is gathered in `line`.
+            let whole = self.line.is_empty() && !self.line_overflow && i <= self.cap;
+            if !whole {
+                self.push_line_bytes(&rest[..i]);
+            }
             let mut consumed = i + 1;
             if rest[i] == b'\r' {
                 match rest.get(i + 1) {
@@ -162,11 +171,15 @@ impl SseParser {
             }
             self.pos += consumed as u64;
             let start = std::mem::replace(&mut self.line_start, self.pos);
-            let line = std::mem::take(&mut self.line);
-            let overflow = std::mem::replace(&mut self.line_overflow, false);
-            self.process_line(&line, overflow, start, ts, emit);
-            self.line = line;
-            self.line.clear();
+            if whole {
+                self.process_line(&rest[..i], false, start, ts, emit);
+            } else {
+                let line = std::mem::take(&mut self.line);
+                let overflow = std::mem::replace(&mut self.line_overflow, false);
+                self.process_line(&line, overflow, start, ts, emit);
+                self.line = line;
+                self.line.clear();
+            }
             rest = &rest[consumed..];
         }
         self.push_line_bytes(rest);
@@ -659,5 +672,56 @@ mod tests {
         assert!(looks_like_event_stream(b"\nevent: message\ndata: {}\n\n"));
         assert!(looks_like_event_stream(b": ping\n\n"));
         assert!(!looks_like_event_stream(b"{\"jsonrpc\":\"2.0\"}"));
+    }
+
+    /// What a parser made of `stream` fed in the pieces `cuts` makes: its events,
+    /// its unfinished tail and problems, and the state it reports.
+    type Reading = (
+        Vec<SseEvent>,
+        Option<String>,
+        Vec<String>,
+        u64,
+        Option<u64>,
+        String,
+    );
+
+    fn read_in_pieces(stream: &[u8], cuts: &[usize], cap: usize) -> Reading {
+        let mut p = SseParser::new(cap);
+        let mut ev = Vec::new();
+        let mut at = 0;
+        let mut points: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
+        points.sort_unstable();
+        for &cut in points.iter().chain([&stream.len()]) {
+            p.feed(&stream[at..cut], None, &mut |e| ev.push(e));
+            at = cut;
+        }
+        let (comments, retry, last) = (p.comments(), p.retry(), p.last_event_id().to_owned());
+        let (tail, problems) = p.finish();
+        (ev, tail, problems, comments, retry, last)
+    }
+
+    proptest::proptest! {
+        /// Any split of a stream gives what the whole stream gives: lines read where
+        /// they lie and lines gathered across feeds, cut at the cap or not, after a
+        /// byte order mark or not, with every line ending.
+        #[test]
+        fn any_split_reads_as_the_whole_stream(
+            lines in proptest::collection::vec(proptest::sample::select(vec![
+                "data: {\"id\":1}", "data:x", "data", "event: e", "id: 7", "id", "retry: 30",
+                ": ping", "", "data: a much longer line than the cap allows", "\u{e9}t\u{e9}",
+            ]), 0..12),
+            ends in proptest::collection::vec(proptest::sample::select(vec!["\n", "\r", "\r\n"]), 12),
+            bom in proptest::bool::ANY,
+            cuts in proptest::collection::vec(0usize..400, 0..6),
+            cap in proptest::sample::select(vec![8usize, 24, 1 << 20]),
+        ) {
+            let mut stream = if bom { b"\xEF\xBB\xBF".to_vec() } else { Vec::new() };
+            for (line, end) in lines.iter().zip(ends.iter().cycle()) {
+                stream.extend_from_slice(line.as_bytes());
+                stream.extend_from_slice(end.as_bytes());
+            }
+            let whole = read_in_pieces(&stream, &[], cap);
+            proptest::prop_assert_eq!(read_in_pieces(&stream, &cuts, cap), whole);
+        }
     }
 }
