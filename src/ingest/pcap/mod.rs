@@ -77,7 +77,10 @@ pub fn read(
         match rdr.next() {
             Ok((used, block)) => {
                 st.block(block);
-                rdr.consume(used);
+                // Not `consume`: past half the buffer it moves what is left to the
+                // front, every input byte copied once more (1.3% of the instructions
+                // on keep-alive). The refill moves only the unread tail.
+                rdr.consume_noshift(used);
                 st.drain(sink);
             }
             Err(PcapError::Eof) => break,
