@@ -14,6 +14,7 @@ use crate::classify::{classify, Leg, Options};
 use crate::jsonrpc::{Id, Item, Kind, Message};
 use crate::model::{Body, End, HttpExchange, Locator, Outcome, Timestamp};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::sync::Arc;
 
 /// Most cut streams kept waiting for a resumption at once (each keeps its events).
 const MAX_OPEN_STREAMS: usize = 4096;
@@ -49,7 +50,8 @@ pub(super) struct LegacyStream {
 /// What the correlator remembers of each request id in a scope.
 #[derive(Debug, Clone)]
 pub(super) struct SeenRequest {
-    pub method: Box<str>,
+    /// Shared with every request of the same method (interned).
+    pub method: Arc<str>,
     /// A digest of tool name + canonical arguments, for telling a repeat from a
     /// reuse: kept for every request of the input, so it must stay small.
     pub key: u64,
@@ -415,12 +417,12 @@ impl Correlator {
     ) {
         let Some(id) = m.id.clone() else { return };
         let key = params.call_key();
-        let version = self
-            .scopes
-            .get(scope)
-            .and_then(|s| s.protocol_version.clone());
         let mut reuse = None;
         if let Some(prev) = self.requests.get(scope).and_then(|s| s.get(&id)) {
+            let version = self
+                .scopes
+                .get(scope)
+                .and_then(|s| s.protocol_version.as_deref());
             let same_call = &*prev.method == method && prev.key == key;
             let mrtr = params.is_mrtr_followup();
             // Repeats of the same call are judged by the repeat rules; MRTR by its own.
@@ -428,20 +430,21 @@ impl Correlator {
                 scope: scope.clone(),
                 id: id.clone(),
                 method: method.into(),
-                earlier: prev.method.clone(),
+                earlier: (*prev.method).into(),
                 same_call,
                 in_flight: !prev.answered,
-                modern: is_2026(version.as_deref()),
+                modern: is_2026(version),
                 mrtr,
                 locator: locator.clone(),
             };
             reuse = Some(obs);
         }
+        let method = self.intern(method);
         self.requests.insert(
             scope,
             id,
             SeenRequest {
-                method: method.into(),
+                method,
                 key,
                 answered: false,
             },

@@ -873,16 +873,7 @@ impl Correlator {
     /// A shared copy of `s`: a large capture's calls repeat a handful of scopes,
     /// endpoints, tools and versions, so each is stored once.
     fn intern(&mut self, s: &str) -> Arc<str> {
-        if let Some(a) = self.interned.get(s) {
-            return a.clone();
-        }
-        // Sharing only saves memory: past the cap, start over rather than grow.
-        if self.interned.len() >= MAX_INTERNED {
-            self.interned.clear();
-        }
-        let a: Arc<str> = s.into();
-        self.interned.insert(a.clone());
-        a
+        intern_in(&mut self.interned, s)
     }
 
     fn note_request_meta(
@@ -998,7 +989,6 @@ impl Correlator {
         retry_after_ms: Option<u64>,
         sse_retry_ms: Option<u64>,
     ) {
-        let info = self.scopes.get(scope).cloned().unwrap_or_default();
         let returned_state = if verdict.outcome == Outcome::InputRequired {
             // Kept byte for byte: MRTR follow-ups must echo it exactly (MCP 2026-07-28, Patterns §MRTR).
             verdict.evidence.request_state.clone()
@@ -1050,9 +1040,14 @@ impl Correlator {
             Transport::Http | Transport::ClientLog => "",
         });
         let tool = params.tool().map(|t| self.intern(t));
-        let protocol_version = info.protocol_version.as_deref().map(|v| self.intern(v));
-        let client = info.client.as_deref().map(|v| self.intern(v));
-        let server = info.server.as_deref().map(|v| self.intern(v));
+        // Interned from where they lie: a copy of the scope's strings for each call
+        // was three allocations.
+        let info = self.scopes.get(scope);
+        let interned = &mut self.interned;
+        let mut shared = |v: Option<&String>| v.map(|v| intern_in(interned, v));
+        let protocol_version = shared(info.and_then(|i| i.protocol_version.as_ref()));
+        let client = shared(info.and_then(|i| i.client.as_ref()));
+        let server = shared(info.and_then(|i| i.server.as_ref()));
         self.pending.push(Box::new(Call {
             seq: self.seq,
             scope: scope_arc,
@@ -1259,6 +1254,21 @@ impl Correlator {
         }
         self.out
     }
+}
+
+/// `s` shared with an equal text seen before; a function of the set alone, so that a
+/// caller can intern what it borrows from another field of the correlator.
+fn intern_in(interned: &mut HashSet<Arc<str>>, s: &str) -> Arc<str> {
+    if let Some(a) = interned.get(s) {
+        return a.clone();
+    }
+    // Sharing only saves memory: past the cap, start over rather than grow.
+    if interned.len() >= MAX_INTERNED {
+        interned.clear();
+    }
+    let a: Arc<str> = s.into();
+    interned.insert(a.clone());
+    a
 }
 
 #[cfg(test)]
