@@ -105,7 +105,10 @@ pub struct HalfStream {
     pending: BTreeMap<u64, Seg>,
     pending_bytes: usize,
     cap: usize,
-    recent: Vec<u8>,
+    /// The last `RECENT` bytes delivered, in a ring: nothing moves as it slides
+    /// (a `Vec` trimmed by half each time it doubled held up to twice as much and
+    /// moved the half it kept).
+    recent: VecDeque<u8>,
     /// Offset of `recent[0]`.
     recent_start: u64,
     /// Offset of the FIN, once seen.
@@ -121,7 +124,7 @@ impl HalfStream {
             pending: BTreeMap::new(),
             pending_bytes: 0,
             cap,
-            recent: Vec::new(),
+            recent: VecDeque::new(),
             recent_start: 0,
             fin_at: None,
             stats: Stats::default(),
@@ -193,6 +196,8 @@ impl HalfStream {
             self.stats.gap_bytes += len;
             out.push(Chunk::Gap { len });
             self.advance(len);
+            // What comes after the gap is not next to what came before it.
+            self.forget_recent();
         }
     }
 
@@ -226,10 +231,10 @@ impl HalfStream {
             let dup = (self.next - start).min(total);
             self.stats.duplicate_bytes += dup;
             let dup_data = (dup as usize).min(data.len());
-            if let Some(old) = self.recent_slice(start, dup_data) {
-                let differ = old.iter().zip(data.iter()).filter(|(a, b)| a != b).count();
-                self.stats.conflicting_bytes += differ as u64;
-            }
+            let differ = self
+                .recent_range(start, dup_data)
+                .map(|old| old.zip(data.iter()).filter(|(a, b)| a != b).count());
+            self.stats.conflicting_bytes += differ.unwrap_or(0) as u64;
             data = data.get(dup_data..).unwrap_or(&[]);
             missing -= dup - dup_data as u64;
             total -= dup;
@@ -361,9 +366,16 @@ impl HalfStream {
         }
     }
 
-    fn recent_slice(&self, start: u64, len: usize) -> Option<&[u8]> {
+    /// The delivered bytes `start..start + len`, when all of them are still kept.
+    fn recent_range(&self, start: u64, len: usize) -> Option<impl Iterator<Item = &u8>> {
         let from = usize::try_from(start.checked_sub(self.recent_start)?).ok()?;
-        self.recent.get(from..from.checked_add(len)?)
+        let to = from.checked_add(len)?;
+        (to <= self.recent.len()).then(|| self.recent.range(from..to))
+    }
+
+    fn forget_recent(&mut self) {
+        self.recent.clear();
+        self.recent_start = self.next;
     }
 
     fn drain(&mut self, ts: Timestamp, out: &mut Chunks<'_>) {
@@ -382,8 +394,7 @@ impl HalfStream {
                     self.stats.gap_bytes += n;
                     out.push(Chunk::Gap { len: n });
                     self.advance(n);
-                    self.recent.clear();
-                    self.recent_start = self.next;
+                    self.forget_recent();
                 }
             }
         }
@@ -408,16 +419,21 @@ impl HalfStream {
         }
     }
 
+    /// Keeps `bytes`, just delivered, in the window (`next` already counts them).
     fn remember(&mut self, bytes: &[u8]) {
-        self.recent.extend_from_slice(bytes);
-        if self.recent.len() > 2 * RECENT {
-            let cut = self.recent.len() - RECENT;
-            self.recent.drain(..cut);
-            self.recent_start += cut as u64;
+        let bytes = &bytes[bytes.len().saturating_sub(RECENT)..];
+        let over = (self.recent.len() + bytes.len()).saturating_sub(RECENT);
+        if over > 0 {
+            self.recent.drain(..over);
         }
-        if self.recent.is_empty() {
-            self.recent_start = self.next;
+        // Grown by doubling, but never past the window.
+        let need = self.recent.len() + bytes.len();
+        if need > self.recent.capacity() {
+            let want = need.max(2 * self.recent.capacity()).min(RECENT);
+            self.recent.reserve_exact(want - self.recent.len());
         }
+        self.recent.extend(bytes);
+        self.recent_start = self.next - self.recent.len() as u64;
     }
 
     fn enforce_cap(&mut self, ts: Timestamp, out: &mut Chunks<'_>) {
@@ -543,6 +559,51 @@ mod tests {
         }
         assert!(h.pending.len() <= MAX_HELD_SEGMENTS);
         assert!(h.stats.cap_hits > 0);
+    }
+
+    #[test]
+    fn a_retransmission_after_a_given_up_hole_is_compared_with_its_own_bytes() {
+        // The hole at 1..3 is given up at the cap; "xyz" sent again is no conflict.
+        let mut h = HalfStream::new(4);
+        let mut out = Chunks::new();
+        h.push(seg(0, b"a"), &mut out);
+        h.push(seg(3, b"xyz"), &mut out);
+        h.push(seg(6, b"uv"), &mut out);
+        h.push(seg(3, b"xyz"), &mut out);
+        h.push(seg(6, b"uW"), &mut out);
+        assert_eq!(render(&out), "a<gap 2>xyzuv");
+        assert_eq!(h.stats.duplicate_bytes, 5);
+        assert_eq!(h.stats.conflicting_bytes, 1);
+    }
+
+    #[test]
+    fn retransmissions_are_compared_within_the_last_window_delivered() {
+        let stream: Vec<u8> = (0..3 * RECENT + 100).map(|i| (i % 251) as u8).collect();
+        let changed: Vec<u8> = stream.iter().map(|b| b ^ 1).collect();
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Chunks::new();
+        // Delivered in pieces of every size around the window's.
+        let mut at = 0;
+        for len in [1, RECENT - 1, 7, RECENT, 3, RECENT + 5, 1000]
+            .into_iter()
+            .cycle()
+        {
+            if at == stream.len() {
+                break;
+            }
+            let end = (at + len).min(stream.len());
+            h.push(seg(at as u32, &stream[at..end]), &mut out);
+            at = end;
+        }
+        // The last RECENT bytes, changed: every byte is a conflict; older bytes
+        // sent again are duplicates, not compared.
+        let from = stream.len() - RECENT;
+        h.push(seg(from as u32, &changed[from..]), &mut out);
+        assert_eq!(h.stats.conflicting_bytes, RECENT as u64);
+        h.push(seg(0, &changed[..from]), &mut out);
+        assert_eq!(h.stats.conflicting_bytes, RECENT as u64);
+        assert_eq!(h.stats.duplicate_bytes, stream.len() as u64);
+        assert!(h.recent.len() <= RECENT && h.recent.capacity() <= RECENT);
     }
 
     #[test]
