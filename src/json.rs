@@ -223,8 +223,14 @@ pub(crate) fn string(b: &[u8], i: usize) -> Option<usize> {
 
 /// The first quote, backslash or control character at or after `at`; `None` when a
 /// control character comes first (never valid in a string) or nothing does.
+#[inline]
 fn special(b: &[u8], at: usize) -> Option<usize> {
-    let j = crate::text::json_special(b, at);
+    // Most strings (keys, names, types) end within 8 bytes: that word is looked at
+    // here, before a call.
+    let j = match crate::text::special_in_word(b, at) {
+        Some(Some(j)) => j,
+        _ => crate::text::json_special(b, at),
+    };
     b.get(j).filter(|&&c| c >= 0x20).map(|_| j)
 }
 
