@@ -115,29 +115,24 @@ impl SseParser {
         ts: Option<Timestamp>,
         emit: &mut impl FnMut(SseEvent),
     ) {
-        if !self.bom_checked && self.bom_prefix.is_empty() && bytes.first() != Some(&0xEF) {
-            // The usual start: no byte order mark, and nothing to hold back.
-            self.bom_checked = !bytes.is_empty();
-        }
         if !self.bom_checked {
-            // The stream may begin with U+FEFF (EF BB BF), possibly split across feeds.
+            // The stream may begin with U+FEFF (EF BB BF), possibly split across feeds:
+            // bytes are held back only while they could still be its start.
             const BOM: &[u8] = b"\xEF\xBB\xBF";
-            while !bytes.is_empty() && self.bom_prefix.len() < 3 {
-                self.bom_prefix.push(bytes[0]);
-                bytes = &bytes[1..];
-                if !BOM.starts_with(&self.bom_prefix) {
-                    break;
-                }
+            let held = self.bom_prefix.len();
+            let take = (BOM.len() - held).min(bytes.len());
+            let matches = BOM[held..held + take] == bytes[..take];
+            if matches && held + take < BOM.len() {
+                self.bom_prefix.extend_from_slice(bytes);
+                return;
             }
-            if self.bom_prefix.len() == 3 && self.bom_prefix == BOM {
-                self.bom_checked = true;
+            self.bom_checked = true;
+            if matches {
                 self.bom_prefix.clear();
-            } else if !BOM.starts_with(&self.bom_prefix) {
-                self.bom_checked = true;
+                bytes = &bytes[take..];
+            } else if held > 0 {
                 let prefix = std::mem::take(&mut self.bom_prefix);
                 self.feed_lines(&prefix, ts, emit);
-            } else {
-                return; // still a possible BOM prefix; wait for more bytes
             }
         }
         self.feed_lines(bytes, ts, emit);
@@ -708,7 +703,7 @@ mod tests {
         fn any_split_reads_as_the_whole_stream(
             lines in proptest::collection::vec(proptest::sample::select(vec![
                 "data: {\"id\":1}", "data:x", "data", "event: e", "id: 7", "id", "retry: 30",
-                ": ping", "", "data: a much longer line than the cap allows", "\u{e9}t\u{e9}",
+                ": ping", "", "data: a much longer line than the cap allows", "\u{e9}t\u{e9}", "\u{fffd}",
             ]), 0..12),
             ends in proptest::collection::vec(proptest::sample::select(vec!["\n", "\r", "\r\n"]), 12),
             bom in proptest::bool::ANY,
