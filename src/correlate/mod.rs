@@ -397,6 +397,11 @@ const RELEASE_STEP: usize = 1024;
 /// started earlier can still come (it is then judged late, out of order).
 const LATENESS_MS: i64 = 120_000;
 
+/// A pending call's place in request order: when it was requested, where it lies,
+/// and its arrival number, which makes the key unique.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct ReleaseKey(Option<Timestamp>, Locator, usize);
+
 /// The correlating sink for one input.
 #[derive(Debug, Default)]
 pub struct Correlator {
@@ -450,6 +455,11 @@ pub struct Correlator {
     /// keep-alive capture than moving the calls themselves).
     #[allow(clippy::vec_box)]
     pending: Vec<Box<Call>>,
+    /// What `release` orders `pending` by, one per pending call, side by side: on a
+    /// large input the boxed calls are cold, and each release read all of them to
+    /// sort and date them (the sort went from 0.75% to 0.2% of a 1 GB capture's
+    /// samples).
+    pending_keys: Vec<ReleaseKey>,
     /// Pending calls that trigger the next early release.
     release_at: usize,
     /// HTTP cancellations that came before the call they name, with when they were sent.
@@ -1048,6 +1058,8 @@ impl Correlator {
         let protocol_version = shared(info.and_then(|i| i.protocol_version.as_ref()));
         let client = shared(info.and_then(|i| i.client.as_ref()));
         let server = shared(info.and_then(|i| i.server.as_ref()));
+        self.pending_keys
+            .push(ReleaseKey(started_at, locator.clone(), self.seq));
         self.pending.push(Box::new(Call {
             seq: self.seq,
             scope: scope_arc,
@@ -1094,6 +1106,7 @@ impl Correlator {
     /// otherwise come after calls sent later; observations follow the numbering.
     fn release(&mut self, all: bool) {
         let pending = self.pending.len();
+        debug_assert_eq!(pending, self.pending_keys.len());
         let mut held = vec![false; pending];
         for o in &self.open {
             if let Some(h) = held.get_mut(o.call) {
@@ -1102,22 +1115,19 @@ impl Correlator {
         }
         let mut order: Vec<usize> = (0..pending).filter(|&i| all || !held[i]).collect();
         // Calls come nearly in request order, which the stable sort finds in one pass;
-        // `seq` makes the keys unique, so any sort gives this order.
-        let calls = &self.pending;
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&calls[a], &calls[b]);
-            (a.started_at, &a.locator, a.seq).cmp(&(b.started_at, &b.locator, b.seq))
-        });
+        // the keys are unique, so any sort gives this order.
+        let keys = &self.pending_keys;
+        order.sort_by(|&a, &b| keys[a].cmp(&keys[b]));
         let go = if all {
             order.len()
         } else {
-            let latest = calls.iter().filter_map(|c| c.started_at).max();
+            let latest = keys.iter().filter_map(|k| k.0).max();
             let by_time = latest.map_or(0, |latest| {
                 order
                     .iter()
                     .take_while(|&&i| {
-                        calls[i]
-                            .started_at
+                        keys[i]
+                            .0
                             .is_some_and(|t| t.millis_until(latest) > LATENESS_MS)
                     })
                     .count()
@@ -1131,14 +1141,21 @@ impl Correlator {
             rank[i] = r;
         }
         let mut kept = Vec::with_capacity(pending - go);
+        let mut kept_keys = Vec::with_capacity(pending - go);
         let mut new_index = vec![usize::MAX; pending];
         let mut slots: Vec<Option<Box<Call>>> = Vec::with_capacity(go);
         slots.resize_with(go, || None);
-        for (i, c) in std::mem::take(&mut self.pending).into_iter().enumerate() {
+        let keys = std::mem::take(&mut self.pending_keys);
+        for ((i, c), k) in std::mem::take(&mut self.pending)
+            .into_iter()
+            .enumerate()
+            .zip(keys)
+        {
             match rank[i] {
                 usize::MAX => {
                     new_index[i] = kept.len();
                     kept.push(c);
+                    kept_keys.push(k);
                 }
                 r => slots[r] = Some(c),
             }
@@ -1147,6 +1164,7 @@ impl Correlator {
             o.call = new_index.get(o.call).copied().unwrap_or(usize::MAX);
         }
         self.pending = kept;
+        self.pending_keys = kept_keys;
         let mut renumber: HashMap<usize, usize> = HashMap::with_capacity(go);
         let input: Arc<str> = Arc::from("");
         for mut c in slots.into_iter().flatten().map(|c| *c) {
