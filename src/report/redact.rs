@@ -519,7 +519,13 @@ impl Memo {
             .iter()
             .find(|(from, sid, _)| Arc::ptr_eq(from, s) && Arc::ptr_eq(sid, session));
         if let Some((_, _, to)) = hit {
-            *s = Arc::clone(to);
+            // Most strings come out of redaction unchanged: then the call keeps its
+            // own `Arc` and its count is not touched. On two threads the correlator's
+            // thread counts these same `Arc`s, and every write here moved the
+            // count's cache line from one core to the other.
+            if !Arc::ptr_eq(to, s) {
+                *s = Arc::clone(to);
+            }
             return;
         }
         let from = Arc::clone(s);
