@@ -39,8 +39,12 @@ pub struct SseParser {
     line_overflow: bool,
     /// The previous chunk ended in CR: a leading LF in the next chunk belongs to it.
     after_cr: bool,
-    // Event being built.
+    // Event being built. `data` holds its data lines joined by LF, without the LF
+    // WHATWG appends after the last one (and takes off at dispatch), so that the
+    // usual single line is the decoded string itself, with no copy or regrowth.
     data: String,
+    /// A data line was kept in `data` (one empty line leaves it empty).
+    data_lines: bool,
     has_data: bool,
     event_type: String,
     block_retry: Option<u64>,
@@ -74,6 +78,7 @@ impl SseParser {
             line_overflow: false,
             after_cr: false,
             data: String::new(),
+            data_lines: false,
             has_data: false,
             event_type: String::new(),
             block_retry: None,
@@ -226,7 +231,9 @@ impl SseParser {
         match field {
             b"data" => {
                 let text = self.lossy(value, start);
-                if self.data.len() + text.len() + 1 > self.cap {
+                // The separator before this line is counted, as the LF after the last
+                // line was: the cap is on the data as WHATWG builds it.
+                if self.data.len() + usize::from(self.data_lines) + text.len() + 1 > self.cap {
                     if !self.data_overflow {
                         self.problems.push(format!(
                             "cap: event at byte {} has more than {} bytes of data; the rest was dropped (raise --max-event-bytes)",
@@ -235,9 +242,12 @@ impl SseParser {
                         ));
                     }
                     self.data_overflow = true;
-                } else {
-                    self.data.push_str(&text);
+                } else if self.data_lines {
                     self.data.push('\n');
+                    self.data.push_str(&text);
+                } else {
+                    self.data = text;
+                    self.data_lines = true;
                 }
                 self.has_data = true;
             }
@@ -298,10 +308,8 @@ impl SseParser {
             return;
         }
         self.has_data = false;
-        let mut data = std::mem::take(&mut self.data);
-        if data.ends_with('\n') {
-            data.pop();
-        }
+        self.data_lines = false;
+        let data = std::mem::take(&mut self.data);
         let event = if self.event_type.is_empty() {
             "message".to_owned()
         } else {
@@ -333,7 +341,8 @@ impl SseParser {
                 text.push_str(&self.event_type);
                 text.push('\n');
             }
-            for l in self.data.lines() {
+            // Data lines hold no CR or LF: the lines were cut at them.
+            for l in self.data.split('\n').filter(|_| self.data_lines) {
                 text.push_str("data: ");
                 text.push_str(l);
                 text.push('\n');
@@ -565,6 +574,32 @@ mod tests {
         let (ev, tail) = events(b"data: x\n");
         assert!(ev.is_empty());
         assert_eq!(tail.as_deref(), Some("data: x\n"));
+    }
+
+    #[test]
+    fn empty_data_lines_count_as_lines() {
+        // Empty lines are lines: WHATWG appends an LF after each and drops the last.
+        let (ev, _) = events(b"data\ndata\n\ndata: \ndata: a\ndata:\n\n");
+        let data: Vec<_> = ev.iter().map(|e| e.data.as_str()).collect();
+        assert_eq!(data, ["\n", "\na\n"]);
+        // An unterminated event of one empty data line is still told in the tail.
+        let (ev, tail) = events(b"data:\n");
+        assert!(ev.is_empty());
+        assert_eq!(tail.as_deref(), Some("data: \n"));
+        let (_, tail) = events(b"data: a\ndata:\ndata: b\n");
+        assert_eq!(tail.as_deref(), Some("data: a\ndata: \ndata: b\n"));
+    }
+
+    #[test]
+    fn the_data_cap_counts_each_line_break() {
+        // Cap 9 (on lines too, so no space after the colons): "abc\nde" is 6 bytes
+        // plus the last LF, 7; "fg" would make it 10, "h" makes it 9.
+        let mut p = SseParser::new(9);
+        let mut ev = Vec::new();
+        p.feed(b"data:abc\ndata:de\ndata:fg\ndata:h\n\n", None, &mut |e| {
+            ev.push(e)
+        });
+        assert_eq!(ev[0].data, "abc\nde\nh", "a later line that fits is kept");
     }
 
     #[test]
