@@ -4,7 +4,7 @@
 
 use crate::batch::{InputReport, Report};
 use crate::correlate::{Call, Finding};
-use crate::model::Outcome;
+use crate::model::{Locator, Outcome};
 use crate::report::redact::Redactor;
 use crate::report::summary::Summary;
 use serde::Serialize;
@@ -238,10 +238,12 @@ fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
 /// the input escaped. serde_json escaped every member name and dispatched every
 /// member through its traits, the larger part of the cost of a record; the rare
 /// nested parts (location, timeline, previous attempt) still go through it.
-fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()> {
+/// `input` is the input's name already quoted as a JSON string (`quoted`), as it is
+/// the same on every call of the input.
+fn write_call(out: &mut Vec<u8>, input: &[u8], c: &Call) -> serde_json::Result<()> {
     let ev = &c.verdict.evidence;
     out.extend_from_slice(br#"{"type":"call","input":"#);
-    json_str(out, input);
+    out.extend_from_slice(input);
     out.extend_from_slice(br#","scope":"#);
     json_str(out, &c.scope);
     out.extend_from_slice(br#","id":"#);
@@ -305,7 +307,7 @@ fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()
     out.extend_from_slice(br#"","evidence":"#);
     json_str(out, c.evidence);
     out.extend_from_slice(br#","location":"#);
-    serde_json::to_writer(&mut *out, &c.locator)?;
+    write_locator(out, &c.locator);
     if let Some(m) = &ev.error_message {
         out.extend_from_slice(br#","error_message":"#);
         json_str(out, m);
@@ -330,7 +332,7 @@ fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()
         out.extend_from_slice(br#","previous_attempt":{"id":"#);
         write_id(out, &p.id)?;
         out.extend_from_slice(br#","location":"#);
-        serde_json::to_writer(&mut *out, &p.locator)?;
+        write_locator(out, &p.locator);
         out.extend_from_slice(br#","outcome":""#);
         out.extend_from_slice(p.outcome.as_str().as_bytes());
         out.extend_from_slice(br#""}"#);
@@ -346,11 +348,7 @@ fn write_call(out: &mut Vec<u8>, input: &str, c: &Call) -> serde_json::Result<()
         out.push(b']');
     }
     // The timeline, rare and nested, from the serde form.
-    if let Some(t) = c
-        .timeline
-        .as_ref()
-        .and_then(|_| call_rec(input, c).timeline)
-    {
+    if let Some(t) = c.timeline.as_ref().and_then(|_| call_rec("", c).timeline) {
         out.extend_from_slice(br#","timeline":"#);
         serde_json::to_writer(&mut *out, &t)?;
     }
@@ -382,6 +380,45 @@ fn opt_str(out: &mut Vec<u8>, s: Option<&str>) {
         Some(s) => json_str(out, s),
         None => out.extend_from_slice(b"null"),
     }
+}
+
+/// `s` as a JSON string, quotes included.
+fn quoted(s: &str) -> Vec<u8> {
+    let mut out = Vec::with_capacity(s.len() + 2);
+    json_str(&mut out, s);
+    out
+}
+
+/// A call's location as its serde form writes it (`Locator` is tagged by `kind`),
+/// by hand: serde_json's enum dispatch was about 500 instructions a call.
+fn write_locator(out: &mut Vec<u8>, l: &Locator) {
+    let num = |out: &mut Vec<u8>, name: &[u8], n: u64| {
+        out.extend_from_slice(name);
+        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+    };
+    match *l {
+        Locator::Line { line } => num(out, br#"{"kind":"line","line":"#, line),
+        Locator::Entry { entry } => num(out, br#"{"kind":"entry","entry":"#, entry),
+        Locator::Frames { request, response } => {
+            num(out, br#"{"kind":"frames","request":"#, request);
+            if let Some(r) = response {
+                num(out, br#","response":"#, r);
+            }
+        }
+        Locator::TlsFrames {
+            request,
+            response,
+            tcp_stream,
+        } => {
+            num(out, br#"{"kind":"tls_frames","request":"#, request);
+            if let Some(r) = response {
+                num(out, br#","response":"#, r);
+            }
+            num(out, br#","tcp_stream":"#, tcp_stream);
+        }
+        Locator::Input => out.extend_from_slice(br#"{"kind":"input""#),
+    }
+    out.push(b'}');
 }
 
 /// `s` as a JSON string, escaped as serde_json escapes it (the two-character forms
@@ -509,10 +546,11 @@ pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
             spool.copy_to(w)?;
         }
         let mut line = Vec::new();
+        let input = quoted(&ir.path);
         for c in &ir.analysis.calls {
             // The bulk of any large report: written by hand, one line at a time.
             line.clear();
-            write_call(&mut line, &ir.path, c)?;
+            write_call(&mut line, &input, c)?;
             line.push(b'\n');
             w.write_all(&line)?;
         }
@@ -548,6 +586,8 @@ pub fn write_json(report: &Report, w: &mut dyn Write) -> io::Result<()> {
 /// stays in input order while memory stays flat.
 pub struct Spool {
     input: String,
+    /// `input` as a JSON string, for each record.
+    quoted_input: Vec<u8>,
     redactor: Redactor,
     memo: crate::report::redact::Memo,
     memory: Vec<u8>,
@@ -562,6 +602,7 @@ pub const SPOOL_MEMORY: usize = 4 << 20;
 impl Spool {
     pub fn new(input: &str, redactor: Redactor) -> Spool {
         Spool {
+            quoted_input: quoted(&redactor.text(input)),
             input: redactor.text(input).into_owned(),
             redactor,
             memo: Default::default(),
@@ -623,7 +664,7 @@ impl crate::correlate::CallSink for Spool {
             self.memory.reserve_exact(SPOOL_MEMORY + (64 << 10));
         }
         // Writing to a Vec cannot fail; a record that cannot serialize is a bug.
-        let _ = write_call(&mut self.memory, &self.input, &call);
+        let _ = write_call(&mut self.memory, &self.quoted_input, &call);
         self.memory.push(b'\n');
         if self.memory.len() >= SPOOL_MEMORY && self.error.is_none() {
             if let Err(e) = self.spill() {
@@ -687,6 +728,41 @@ mod tests {
         assert_eq!(x, y);
     }
 
+    /// Every kind of location, with and without its optional member, as serde writes it.
+    #[test]
+    fn locations_written_by_hand_are_the_serialized_ones() {
+        for l in [
+            Locator::Line { line: 1 },
+            Locator::Entry { entry: u64::MAX },
+            Locator::Frames {
+                request: 12,
+                response: Some(40),
+            },
+            Locator::Frames {
+                request: 7,
+                response: None,
+            },
+            Locator::TlsFrames {
+                request: 3,
+                response: Some(9),
+                tcp_stream: 0,
+            },
+            Locator::TlsFrames {
+                request: 3,
+                response: None,
+                tcp_stream: 81,
+            },
+            Locator::Input,
+        ] {
+            let mut fast = Vec::new();
+            write_locator(&mut fast, &l);
+            assert_eq!(
+                String::from_utf8(fast).unwrap(),
+                serde_json::to_string(&l).unwrap()
+            );
+        }
+    }
+
     /// The hand-written record is the serde one, byte for byte, on every call of the
     /// samples and the test fixtures, among them calls with each optional member.
     #[test]
@@ -702,7 +778,7 @@ mod tests {
             };
             for c in &a.calls {
                 let mut fast = Vec::new();
-                write_call(&mut fast, "in\"put\u{1}", c).unwrap();
+                write_call(&mut fast, &quoted("in\"put\u{1}"), c).unwrap();
                 let serde = serde_json::to_vec(&call_rec("in\"put\u{1}", c)).unwrap();
                 assert_eq!(
                     String::from_utf8_lossy(&fast),
