@@ -357,6 +357,17 @@ pub(crate) fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
     (b.get(i..i + word.len())? == word).then_some(i + word.len())
 }
 
+/// The JSON string value `raw` decoded, borrowed when it has no escape: what the
+/// scanner turns down (trailing space, a lone surrogate, …) is left to serde_json,
+/// so the answer is serde_json's. For a name or a method, where serde_json's
+/// dispatch and a new `String` cost more than the text.
+pub(crate) fn string_value(raw: &str) -> Option<Cow<'_, str>> {
+    match unescaped(raw, 0) {
+        Some((end, s)) if end == raw.len() => Some(s),
+        _ => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
+    }
+}
+
 /// The string whose opening quote is at `i`, checked and decoded in one pass: its end
 /// and its text, borrowed when it has no escape. `None` for anything serde_json would
 /// not decode either: a control character, a bad escape, a lone surrogate.
@@ -515,7 +526,16 @@ mod tests {
             let text = format!("\"{}\"", parts.concat());
             let ours = unescaped(&text, 0).filter(|(end, _)| *end == text.len());
             let theirs = serde_json::from_str::<String>(&text).ok();
-            prop_assert_eq!(ours.map(|(_, s)| s.into_owned()), theirs, "{}", text);
+            prop_assert_eq!(ours.map(|(_, s)| s.into_owned()), theirs.clone(), "{}", text);
+            // `string_value` answers as serde_json, with space around the string,
+            // or anything else after it, too.
+            for raw in [text.clone(), format!(" {text}\n"), format!("{text}x"), text.replace('"', "")] {
+                prop_assert_eq!(
+                    string_value(&raw).map(Cow::into_owned),
+                    serde_json::from_str::<String>(&raw).ok(),
+                    "{}", raw
+                );
+            }
         }
     }
 }

@@ -201,7 +201,7 @@ impl Correlator {
                 _ => continue,
             }
             any_request = true;
-            let method = m.method().unwrap_or_default();
+            let method = m.method_text().unwrap_or_default();
             let params = Params::of(m);
             self.note_request_meta(&scope, &method, &params, header_version.as_deref());
             self.check_id_reuse(&scope, m, &method, &params, locator);

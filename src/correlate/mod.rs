@@ -640,7 +640,8 @@ impl Params {
         let parse = |r: Option<&str>| r.and_then(|r| serde_json::from_str::<Value>(r).ok());
         let string = |r: Option<&str>| {
             r.filter(|r| r.starts_with('"'))
-                .and_then(|r| serde_json::from_str::<String>(r).ok())
+                .and_then(crate::json::string_value)
+                .map(std::borrow::Cow::into_owned)
         };
         // Most `_meta` carry a progress token only: its members are found, not built.
         let [meta_version, meta_client] = named(

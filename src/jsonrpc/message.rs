@@ -6,6 +6,7 @@ use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::fmt;
 
 /// A JSON-RPC id exactly as on the wire: the raw JSON text of the `id` member,
@@ -223,8 +224,12 @@ impl Message {
 
     /// The method name when `method` is a string.
     pub fn method(&self) -> Option<String> {
-        self.method_raw()
-            .and_then(|m| serde_json::from_str::<String>(m).ok())
+        self.method_text().map(Cow::into_owned)
+    }
+
+    /// `method`, borrowed from the message when it has no escape.
+    pub fn method_text(&self) -> Option<Cow<'_, str>> {
+        self.method_raw().and_then(crate::json::string_value)
     }
 
     /// True when `method` is the string `name`: most are written without escapes and
