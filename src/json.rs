@@ -357,14 +357,19 @@ pub(crate) fn literal(b: &[u8], i: usize, word: &[u8]) -> Option<usize> {
     (b.get(i..i + word.len())? == word).then_some(i + word.len())
 }
 
-/// The JSON string value `raw` decoded, borrowed when it has no escape: what the
-/// scanner turns down (trailing space, a lone surrogate, …) is left to serde_json,
-/// so the answer is serde_json's. For a name or a method, where serde_json's
-/// dispatch and a new `String` cost more than the text.
+/// The JSON string value `raw` decoded, borrowed when it has no escape; `None`
+/// when `raw` is no string or does not decode. What the scanner turns down
+/// (space around it, a lone surrogate, …) is left to serde_json, so the answer is
+/// serde_json's; anything that does not start with a quote is no string for either.
+/// For names, methods and a log's fields, where serde_json's dispatch and a new
+/// `String` cost more than the text.
 pub(crate) fn string_value(raw: &str) -> Option<Cow<'_, str>> {
     match unescaped(raw, 0) {
         Some((end, s)) if end == raw.len() => Some(s),
-        _ => serde_json::from_str::<String>(raw).ok().map(Cow::Owned),
+        _ if raw.trim_start().starts_with('"') => {
+            serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
+        }
+        _ => None,
     }
 }
 

@@ -342,10 +342,12 @@ impl SseParser {
                 text.push('\n');
             }
             // Data lines hold no CR or LF: the lines were cut at them.
-            for l in self.data.split('\n').filter(|_| self.data_lines) {
-                text.push_str("data: ");
-                text.push_str(l);
-                text.push('\n');
+            if self.data_lines {
+                for l in self.data.split('\n') {
+                    text.push_str("data: ");
+                    text.push_str(l);
+                    text.push('\n');
+                }
             }
             text.push_str(&String::from_utf8_lossy(&self.line));
             if text.len() > TAIL_EVIDENCE {

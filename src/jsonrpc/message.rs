@@ -22,13 +22,10 @@ pub struct Id(Box<str>);
 impl Id {
     pub fn from_raw(raw: &str) -> Id {
         let raw = raw.trim();
-        // A string id without a backslash is already in its canonical form: it has no
-        // escape to undo, and serde_json would write it back byte for byte (or fail
-        // on it, and the raw text is kept). Most are, and skip serde_json's round trip.
-        if raw.starts_with('"') && !raw.contains('\\') {
-            return Id(raw.into());
-        }
-        if raw.starts_with('"') {
+        // Only a string id with an escape can differ from its canonical form: one
+        // without a backslash is written back byte for byte by serde_json (or is
+        // refused, and the raw text kept), so it skips the round trip.
+        if raw.starts_with('"') && raw.contains('\\') {
             if let Ok(s) = serde_json::from_str::<String>(raw) {
                 if let Ok(canon) = serde_json::to_string(&s) {
                     return Id(canon.into());

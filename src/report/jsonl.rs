@@ -237,7 +237,7 @@ fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
 /// written here in the same order, names and fixed words as they are, only text from
 /// the input escaped. serde_json escaped every member name and dispatched every
 /// member through its traits, the larger part of the cost of a record; the rare
-/// nested parts (location, timeline, previous attempt) still go through it.
+/// nested timeline still goes through it.
 /// `input` is the input's name already quoted as a JSON string (`quoted`), as it is
 /// the same on every call of the input.
 fn write_call(out: &mut Vec<u8>, input: &[u8], c: &Call) -> serde_json::Result<()> {
@@ -601,9 +601,10 @@ pub const SPOOL_MEMORY: usize = 4 << 20;
 
 impl Spool {
     pub fn new(input: &str, redactor: Redactor) -> Spool {
+        let input = redactor.text(input).into_owned();
         Spool {
-            quoted_input: quoted(&redactor.text(input)),
-            input: redactor.text(input).into_owned(),
+            quoted_input: quoted(&input),
+            input,
             redactor,
             memo: Default::default(),
             memory: Vec::new(),

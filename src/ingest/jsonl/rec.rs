@@ -326,8 +326,7 @@ pub(super) fn scalar(v: &Value) -> String {
 /// does not decode (a lone surrogate). Most strings in a log have no escape and are
 /// borrowed.
 pub(super) fn string(raw: RawText<'_>) -> Option<Cow<'_, str>> {
-    let text = raw.get();
-    json::unescaped(text, 0).and_then(|(end, s)| (end == text.len()).then_some(s))
+    json::string_value(raw.get())
 }
 
 // ---- The one-pass reader ----
