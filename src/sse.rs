@@ -602,6 +602,11 @@ mod tests {
             ev.push(e)
         });
         assert_eq!(ev[0].data, "abc\nde\nh", "a later line that fits is kept");
+        let (_, problems) = p.finish();
+        assert_eq!(
+            problems,
+            ["cap: event at byte 0 has more than 9 bytes of data; the rest was dropped (raise --max-event-bytes)"]
+        );
     }
 
     #[test]
