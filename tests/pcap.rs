@@ -812,7 +812,7 @@ fn real_loopback_captures() {
 fn as_jsonl(c: &Collect) -> String {
     use serde_json::{json, Value};
     let hdrs = |h: &mcpsift::model::Headers| -> Value {
-        Value::Array(h.0.iter().map(|(n, v)| json!([n, v])).collect())
+        Value::Array(h.iter().map(|(n, v)| json!([n, v])).collect())
     };
     let mut out = String::new();
     for x in http(c) {

@@ -22,6 +22,7 @@ use crate::model::{
     Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
     Payload, StdioMessage, Timestamp,
 };
+use compact_str::CompactString;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
@@ -577,8 +578,54 @@ struct RawResponse {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct RawHeader {
-    name: Option<String>,
-    value: Option<Value>,
+    name: Option<CompactString>,
+    value: Option<HeaderValue>,
+}
+
+/// A header's value as a HAR writer gave it: a string read straight into the
+/// header's own text (no `String` made and copied), anything else written as JSON.
+struct HeaderValue(CompactString);
+
+impl<'de> Deserialize<'de> for HeaderValue {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<HeaderValue, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = HeaderValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a header value")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<HeaderValue, E> {
+                Ok(HeaderValue(v.into()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<HeaderValue, E> {
+                Ok(HeaderValue(v.into()))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<HeaderValue, E> {
+                Ok(HeaderValue(CompactString::default()))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<HeaderValue, E> {
+                Ok(HeaderValue(Value::from(v).to_string().into()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<HeaderValue, E> {
+                Ok(HeaderValue(Value::from(v).to_string().into()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<HeaderValue, E> {
+                Ok(HeaderValue(Value::from(v).to_string().into()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<HeaderValue, E> {
+                Ok(HeaderValue(Value::from(v).to_string().into()))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<HeaderValue, A::Error> {
+                let v = Value::deserialize(de::value::SeqAccessDeserializer::new(a))?;
+                Ok(HeaderValue(v.to_string().into()))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<HeaderValue, A::Error> {
+                let v = Value::deserialize(de::value::MapAccessDeserializer::new(a))?;
+                Ok(HeaderValue(v.to_string().into()))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 #[derive(Deserialize, Default)]
@@ -625,20 +672,12 @@ fn non_negative(v: &Option<Value>) -> Option<f64> {
     num(v.as_ref()).filter(|n| *n >= 0.0)
 }
 
-fn scalar(v: Value) -> String {
-    match v {
-        Value::String(s) => s,
-        Value::Null => String::new(),
-        other => other.to_string(),
-    }
-}
-
 /// Takes the list by value: names and values move into the exchange uncopied.
 fn headers(list: Option<Vec<RawHeader>>) -> Headers {
     let mut h = Headers::default();
     for header in list.into_iter().flatten() {
         if let Some(name) = header.name {
-            h.push(name, header.value.map(scalar).unwrap_or_default());
+            h.push(name, header.value.map(|v| v.0).unwrap_or_default());
         }
     }
     h
@@ -1143,6 +1182,37 @@ mod tests {
             proptest::prop_assert!(c.problems.is_empty(), "{:?}", c.problems);
             proptest::prop_assert_eq!(bodies(&c), texts);
         }
+    }
+
+    /// Header values that are not strings are kept as their JSON text (null as ""),
+    /// as a `serde_json::Value` printed them; strings, escaped or not, decoded.
+    #[test]
+    fn header_values_of_any_json_type() {
+        let doc = r#"{"log":{"entries":[{"request":{"method":"POST","url":"http://h/mcp","headers":[
+            {"name":"A","value":12},{"name":"B","value":1.50},{"name":"C","value":null},
+            {"name":"D","value":true},{"name":"E","value":{"x":[1,"y"],"a":-3}},{"name":"F"},
+            {"name":"G","value":"caf\u00e9 \"q\""},{"name":"H","value":[2e3,false]},
+            {"name":"I","value":"a value longer than twenty-four bytes"},{"value":"no name"}]},
+            "response":{"status":200,"content":{"text":"ok"}}}]}}"#;
+        let c = run(doc, 8);
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        let Payload::Http(h) = &c.exchanges[0].payload else {
+            panic!("not HTTP")
+        };
+        assert_eq!(
+            h.request.headers.iter().collect::<Vec<_>>(),
+            [
+                ("A", "12"),
+                ("B", "1.5"),
+                ("C", ""),
+                ("D", "true"),
+                ("E", r#"{"x":[1,"y"],"a":-3}"#),
+                ("F", ""),
+                ("G", "café \"q\""),
+                ("H", "[2000.0,false]"),
+                ("I", "a value longer than twenty-four bytes"),
+            ]
+        );
     }
 
     #[test]

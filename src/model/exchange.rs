@@ -3,6 +3,7 @@
 //! the later stages read; it holds bytes and events, never JSON-RPC meaning.
 
 use super::Timestamp;
+use compact_str::CompactString;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::sync::Arc;
@@ -59,16 +60,36 @@ impl fmt::Display for Locator {
 }
 
 /// HTTP header list in wire order; names compare case-insensitively.
+///
+/// Names and values are `CompactString`s: nearly every name and most values fit in
+/// its 24 inline bytes, so a message's head costs no allocation per header.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Headers(pub Vec<(String, String)>);
+pub struct Headers(Vec<(CompactString, CompactString)>);
 
 impl Headers {
+    pub fn with_capacity(n: usize) -> Headers {
+        Headers(Vec::with_capacity(n))
+    }
+
     /// The first value of `name`, case-insensitive.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()
             .find(|(n, _)| n.eq_ignore_ascii_case(name))
             .map(|(_, v)| v.as_str())
+    }
+
+    /// Every header, as (name, value), in wire order.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> {
+        self.0.iter().map(|(n, v)| (n.as_str(), v.as_str()))
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
     }
 
     /// The media type of `Content-Type`, lower-cased, without parameters.
@@ -83,7 +104,7 @@ impl Headers {
             .is_some_and(|ct| bare_media_type(ct).eq_ignore_ascii_case(want))
     }
 
-    pub fn push(&mut self, name: impl Into<String>, value: impl Into<String>) {
+    pub fn push(&mut self, name: impl Into<CompactString>, value: impl Into<CompactString>) {
         self.0.push((name.into(), value.into()));
     }
 }

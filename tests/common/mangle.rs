@@ -308,13 +308,17 @@ pub fn exchanges(pcap: &[u8]) -> Vec<String> {
                         ),
                         Body::NotRecorded => "not recorded".into(),
                     };
-                    format!("{} {:?} {body}", r.status, r.headers.0)
+                    format!(
+                        "{} {:?} {body}",
+                        r.status,
+                        r.headers.iter().collect::<Vec<_>>()
+                    )
                 });
                 format!(
                     "{} {} {:?} {:?} -> {resp:?} {:?}",
                     h.request.method,
                     h.request.url,
-                    h.request.headers.0,
+                    h.request.headers.iter().collect::<Vec<_>>(),
                     String::from_utf8_lossy(&h.request.body),
                     h.end
                 )

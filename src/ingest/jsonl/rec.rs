@@ -457,12 +457,12 @@ fn headers_at(text: &str, i: usize) -> Option<(usize, Headers)> {
             let name = std::str::from_utf8(key).ok()?;
             // serde_json's map keeps one value per name, at the first one's place:
             // a name given twice is left to `by_map`, and so is one with no value.
-            if h.0.iter().any(|(n, _)| n == name) {
+            if h.iter().any(|(n, _)| n == name) {
                 return None;
             }
-            let before = h.0.len();
-            let end = values(text, i, |v| h.push(name.to_owned(), v))?;
-            (h.0.len() > before).then_some(end)
+            let before = h.len();
+            let end = values(text, i, |v| h.push(name, v))?;
+            (h.len() > before).then_some(end)
         })?,
         _ => return None,
     };
@@ -470,11 +470,11 @@ fn headers_at(text: &str, i: usize) -> Option<(usize, Headers)> {
 }
 
 /// One entry of a headers list, and its end.
-fn entry(text: &str, i: usize) -> Option<(usize, String, String)> {
+fn entry(text: &str, i: usize) -> Option<(usize, Cow<'_, str>, Cow<'_, str>)> {
     let b = text.as_bytes();
     match b.get(i)? {
         b'[' => {
-            let mut pair: [Option<String>; 2] = [None, None];
+            let mut pair: [Option<Cow<str>>; 2] = [None, None];
             let mut n = 0;
             let end = json::array(b, i, |i| {
                 let (end, t) = text_at(text, i)?;
@@ -509,7 +509,7 @@ fn entry(text: &str, i: usize) -> Option<(usize, String, String)> {
 }
 
 /// A header's value or list of values at `i`, each given to `push`; its end.
-fn values(text: &str, i: usize, mut push: impl FnMut(String)) -> Option<usize> {
+fn values<'a>(text: &'a str, i: usize, mut push: impl FnMut(Cow<'a, str>)) -> Option<usize> {
     let b = text.as_bytes();
     if b.get(i) == Some(&b'[') {
         return json::array(b, i, |i| {
@@ -524,10 +524,13 @@ fn values(text: &str, i: usize, mut push: impl FnMut(String)) -> Option<usize> {
 }
 
 /// A string at `i`, or `null` read as "" (as the map reader reads both); nothing
-/// else. Its end and its text.
-fn text_at(text: &str, i: usize) -> Option<(usize, String)> {
+/// else. Its end and its text, borrowed unless it had an escape.
+fn text_at(text: &str, i: usize) -> Option<(usize, Cow<'_, str>)> {
     match text.as_bytes().get(i)? {
-        b'n' => Some((json::literal(text.as_bytes(), i, b"null")?, String::new())),
-        _ => json::unescaped(text, i).map(|(end, s)| (end, s.into_owned())),
+        b'n' => Some((
+            json::literal(text.as_bytes(), i, b"null")?,
+            Cow::Borrowed(""),
+        )),
+        _ => json::unescaped(text, i),
     }
 }

@@ -222,11 +222,11 @@ mod tests {
     use super::*;
 
     fn headers(list: &[(&str, &str)]) -> Headers {
-        Headers(
-            list.iter()
-                .map(|(n, v)| (n.to_string(), v.to_string()))
-                .collect(),
-        )
+        let mut h = Headers::default();
+        for (n, v) in list {
+            h.push(*n, *v);
+        }
+        h
     }
 
     /// Pushes `wire` in pieces of `split` bytes; the body and the bytes used.

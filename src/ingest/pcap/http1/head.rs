@@ -152,16 +152,11 @@ pub(super) fn parse_head(request: bool, buf: &[u8]) -> Result<Option<(usize, Raw
 }
 
 fn owned(h: &[httparse::Header<'_>]) -> Headers {
-    Headers(
-        h.iter()
-            .map(|h| {
-                (
-                    h.name.to_owned(),
-                    crate::text::lossy(h.value).trim().to_owned(),
-                )
-            })
-            .collect(),
-    )
+    let mut headers = Headers::with_capacity(h.len());
+    for h in h {
+        headers.push(h.name, crate::text::lossy(h.value).trim());
+    }
+    headers
 }
 
 /// Where the next message may start, while skipping to one.
@@ -234,7 +229,7 @@ mod tests {
                 Ok(Some((len, RawHead::Request { headers, .. }))) => {
                     assert!(n <= 1024, "{n}");
                     assert_eq!(len, head.len() - 2, "{n}");
-                    assert_eq!(headers.0.len(), n);
+                    assert_eq!(headers.len(), n);
                     assert_eq!(
                         headers.get(&format!("x-h{}", n.max(1) - 1)).is_some(),
                         n > 0
@@ -302,7 +297,7 @@ mod tests {
         wire.extend_from_slice(b"\r\n");
         let (n, raw) = parse_head(true, &wire).unwrap().unwrap();
         assert_eq!(n, wire.len());
-        assert!(matches!(raw, RawHead::Request { headers, .. } if headers.0.len() == 300));
+        assert!(matches!(raw, RawHead::Request { headers, .. } if headers.len() == 300));
         assert!(parse_head(true, b"G\x00T / HTTP/1.1\r\n\r\n").is_err());
         assert!(parse_head(false, b"HTTP/1.1 200 OK\r\n").unwrap().is_none());
     }
