@@ -121,7 +121,7 @@ pub(super) fn parse_head(request: bool, buf: &[u8]) -> Result<Option<(usize, Raw
                     RawHead::Request {
                         method: r.method.unwrap_or("").to_owned(),
                         target: r.path.unwrap_or("").to_owned(),
-                        headers: owned(r.headers),
+                        headers: owned(buf, r.headers),
                     },
                 ))),
                 Ok(httparse::Status::Partial) => Ok(None),
@@ -134,7 +134,7 @@ pub(super) fn parse_head(request: bool, buf: &[u8]) -> Result<Option<(usize, Raw
                     n,
                     RawHead::Response {
                         status: r.code.unwrap_or(0),
-                        headers: owned(r.headers),
+                        headers: owned(buf, r.headers),
                     },
                 ))),
                 Ok(httparse::Status::Partial) => Ok(None),
@@ -151,10 +151,19 @@ pub(super) fn parse_head(request: bool, buf: &[u8]) -> Result<Option<(usize, Raw
     }
 }
 
-fn owned(h: &[httparse::Header<'_>]) -> Headers {
+/// The headers httparse found in `head`, owned. `head` is checked as UTF-8 once and
+/// each value cut from it: a check per value cost more than the whole head's.
+fn owned(head: &[u8], h: &[httparse::Header<'_>]) -> Headers {
+    let text = std::str::from_utf8(head).ok();
     let mut headers = Headers::with_capacity(h.len());
     for h in h {
-        headers.push(h.name, crate::text::lossy(h.value).trim());
+        // httparse's values are slices of `head`: where this one sits in it.
+        let at = (h.value.as_ptr() as usize).wrapping_sub(head.as_ptr() as usize);
+        let value = match text.and_then(|t| t.get(at..at.checked_add(h.value.len())?)) {
+            Some(v) => std::borrow::Cow::Borrowed(v),
+            None => crate::text::lossy(h.value),
+        };
+        headers.push(h.name, value.trim());
     }
     headers
 }
@@ -300,6 +309,40 @@ mod tests {
         assert!(matches!(raw, RawHead::Request { headers, .. } if headers.len() == 300));
         assert!(parse_head(true, b"G\x00T / HTTP/1.1\r\n\r\n").is_err());
         assert!(parse_head(false, b"HTTP/1.1 200 OK\r\n").unwrap().is_none());
+    }
+
+    /// Values are the text between the colon and the line end, trimmed; a head with
+    /// a byte that is not UTF-8 still gives every value, that byte replaced in its
+    /// own value only; a folded value (responses) keeps its line break.
+    #[test]
+    fn values_are_trimmed_text_and_bad_bytes_stay_in_their_value() {
+        let values = |wire: &[u8]| -> Vec<(String, String)> {
+            let (_, raw) = parse_head(false, wire).unwrap().unwrap();
+            let RawHead::Response { headers, .. } = raw else {
+                panic!("a response")
+            };
+            headers
+                .iter()
+                .map(|(n, v)| (n.to_owned(), v.to_owned()))
+                .collect()
+        };
+        let pairs = |list: &[(&str, &str)]| -> Vec<(String, String)> {
+            list.iter()
+                .map(|(n, v)| ((*n).to_owned(), (*v).to_owned()))
+                .collect()
+        };
+        assert_eq!(
+            values(b"HTTP/1.1 200 OK\r\nA:  caf\xc3\xa9 \r\nB: 1\r\n\r\n"),
+            pairs(&[("A", "café"), ("B", "1")])
+        );
+        assert_eq!(
+            values(b"HTTP/1.1 200 OK\r\nA: caf\xe9\r\nB: \xc3\xa9t\xc3\xa9\r\n\r\n"),
+            pairs(&[("A", "caf\u{fffd}"), ("B", "été")])
+        );
+        assert_eq!(
+            values(b"HTTP/1.1 200 OK\r\nA: one\r\n two\r\nB: x\r\n\r\n"),
+            pairs(&[("A", "one\r\n two"), ("B", "x")])
+        );
     }
 
     #[test]
