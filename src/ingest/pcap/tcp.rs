@@ -430,7 +430,13 @@ impl HalfStream {
         let need = self.recent.len() + bytes.len();
         if need > self.recent.capacity() {
             let want = need.max(2 * self.recent.capacity()).min(RECENT);
-            self.recent.reserve_exact(want - self.recent.len());
+            if self.recent.capacity() == 0 {
+                // A stream's first bytes (once per connection): allocated at their
+                // size directly, not through the growth path.
+                self.recent = VecDeque::with_capacity(want);
+            } else {
+                self.recent.reserve_exact(want - self.recent.len());
+            }
         }
         self.recent.extend(bytes);
         self.recent_start = self.next - self.recent.len() as u64;
