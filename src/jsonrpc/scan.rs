@@ -55,8 +55,9 @@ fn canonical_at(b: &[u8], i: usize, out: &mut impl Write, depth: usize) -> Optio
             Some(end)
         }
         b'{' => {
-            // Members sorted by name; of a name given twice the last counts.
-            let mut members: Vec<(&[u8], usize)> = Vec::new();
+            // Members sorted by name; of a name given twice the last counts. Most
+            // arguments objects have a few members: kept on the stack.
+            let mut members: smallvec::SmallVec<[(&[u8], usize); 8]> = smallvec::SmallVec::new();
             let mut j = ws(b, i + 1);
             if b.get(j) == Some(&b'}') {
                 out.write_all(b"{}").ok()?;
