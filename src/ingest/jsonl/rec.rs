@@ -445,7 +445,13 @@ fn part(text: &str, i: usize) -> Option<(usize, Part<'_>)> {
 /// of values or lists of values; names and values strings (or `null`, read as "").
 fn headers_at(text: &str, i: usize) -> Option<(usize, Headers)> {
     let b = text.as_bytes();
-    let mut h = Headers::default();
+    // Room for the usual few, allocated once (a push into an empty list takes the
+    // growth path); `null` needs none.
+    let mut h = if b.get(i) == Some(&b'n') {
+        Headers::default()
+    } else {
+        Headers::with_capacity(4)
+    };
     let end = match b.get(i)? {
         b'n' => json::literal(b, i, b"null")?,
         b'[' => json::array(b, i, |i| {
