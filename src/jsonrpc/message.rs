@@ -2,6 +2,7 @@
 //! (`RawValue`) so nothing is lost or reinterpreted: an id stays `1`, `"1"` or `null`,
 //! and `result`/`error` are only parsed when a rule needs to look inside.
 
+use compact_str::CompactString;
 use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -13,11 +14,13 @@ use std::fmt;
 /// with strings re-encoded canonically so `"a"` and `"\u0061"` compare equal.
 /// `1`, `"1"` and `null` are three different ids.
 /// Serialized (in stage records) as its raw JSON text, so `1`, `"1"` and `null` survive.
+/// A `CompactString`: ids are mostly small numbers or short strings, kept inline, and
+/// each message's id is made once and cloned into the correlator's id log.
 #[derive(
     Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 #[serde(transparent)]
-pub struct Id(Box<str>);
+pub struct Id(CompactString);
 
 impl Id {
     pub fn from_raw(raw: &str) -> Id {
