@@ -199,36 +199,42 @@ fn call_rec<'a>(input: &'a str, c: &'a Call) -> CallRecord<'a> {
         cancelled: c.cancelled,
         previous_attempt,
         notes: &ev.notes,
-        timeline: c.timeline.as_ref().map(|t| TimelineRecord {
-            request_line: &t.request_line,
-            request_ts: ts(t.request_ts),
-            status: t.status,
-            content_type: &t.content_type,
-            response_ts: ts(t.response_ts),
-            events: t
-                .events
-                .iter()
-                .map(|e| EventRecord {
-                    event: &e.event,
-                    id: &e.id,
-                    ts: ts(e.ts),
-                    what: &e.what,
-                })
-                .collect(),
-            events_total: t.events_total,
-            end: t.end.as_str(),
-            end_ts: ts(t.end_ts),
-            tcp_stream: t.tcp.map(|w| w.stream),
-            end_frame: t.tcp.map(|w| w.end_frame),
-            h2_stream: t.tcp.and_then(|w| w.h2_stream),
-            wireshark_filter: t.tcp.map(wireshark_filter),
-            tls: t.tcp.and_then(|w| w.tls).map(|s| TlsRecord {
-                version: s.version.as_str(),
-                cipher_suite: s.cipher_suite,
-                alpn: s.alpn,
-            }),
-            recorder_note: &t.recorder_note,
+        timeline: c.timeline.as_deref().map(timeline_rec),
+    }
+}
+
+/// The record of a call's timeline (`call.timeline`).
+fn timeline_rec(t: &crate::correlate::timeline::Timeline) -> TimelineRecord<'_> {
+    let ts = |t: Option<crate::model::Timestamp>| t.map(Ts);
+    TimelineRecord {
+        request_line: &t.request_line,
+        request_ts: ts(t.request_ts),
+        status: t.status,
+        content_type: &t.content_type,
+        response_ts: ts(t.response_ts),
+        events: t
+            .events
+            .iter()
+            .map(|e| EventRecord {
+                event: &e.event,
+                id: &e.id,
+                ts: ts(e.ts),
+                what: &e.what,
+            })
+            .collect(),
+        events_total: t.events_total,
+        end: t.end.as_str(),
+        end_ts: ts(t.end_ts),
+        tcp_stream: t.tcp.map(|w| w.stream),
+        end_frame: t.tcp.map(|w| w.end_frame),
+        h2_stream: t.tcp.and_then(|w| w.h2_stream),
+        wireshark_filter: t.tcp.map(wireshark_filter),
+        tls: t.tcp.and_then(|w| w.tls).map(|s| TlsRecord {
+            version: s.version.as_str(),
+            cipher_suite: s.cipher_suite,
+            alpn: s.alpn,
         }),
+        recorder_note: &t.recorder_note,
     }
 }
 
@@ -348,7 +354,7 @@ fn write_call(out: &mut Vec<u8>, input: &[u8], c: &Call) -> serde_json::Result<(
         out.push(b']');
     }
     // The timeline, rare and nested, from the serde form.
-    if let Some(t) = c.timeline.as_ref().and_then(|_| call_rec("", c).timeline) {
+    if let Some(t) = c.timeline.as_deref().map(timeline_rec) {
         out.extend_from_slice(br#","timeline":"#);
         serde_json::to_writer(&mut *out, &t)?;
     }
