@@ -586,6 +586,13 @@ struct RawHeader {
 /// header's own text (no `String` made and copied), anything else written as JSON.
 struct HeaderValue(CompactString);
 
+impl HeaderValue {
+    /// A value that is no string: its JSON text, as a `Value` prints it.
+    fn json(v: Value) -> HeaderValue {
+        HeaderValue(v.to_string().into())
+    }
+}
+
 impl<'de> Deserialize<'de> for HeaderValue {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<HeaderValue, D::Error> {
         struct V;
@@ -604,24 +611,22 @@ impl<'de> Deserialize<'de> for HeaderValue {
                 Ok(HeaderValue(CompactString::default()))
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<HeaderValue, E> {
-                Ok(HeaderValue(Value::from(v).to_string().into()))
+                Ok(HeaderValue::json(v.into()))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<HeaderValue, E> {
-                Ok(HeaderValue(Value::from(v).to_string().into()))
+                Ok(HeaderValue::json(v.into()))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<HeaderValue, E> {
-                Ok(HeaderValue(Value::from(v).to_string().into()))
+                Ok(HeaderValue::json(v.into()))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<HeaderValue, E> {
-                Ok(HeaderValue(Value::from(v).to_string().into()))
+                Ok(HeaderValue::json(v.into()))
             }
             fn visit_seq<A: SeqAccess<'de>>(self, a: A) -> Result<HeaderValue, A::Error> {
-                let v = Value::deserialize(de::value::SeqAccessDeserializer::new(a))?;
-                Ok(HeaderValue(v.to_string().into()))
+                Value::deserialize(de::value::SeqAccessDeserializer::new(a)).map(HeaderValue::json)
             }
             fn visit_map<A: MapAccess<'de>>(self, a: A) -> Result<HeaderValue, A::Error> {
-                let v = Value::deserialize(de::value::MapAccessDeserializer::new(a))?;
-                Ok(HeaderValue(v.to_string().into()))
+                Value::deserialize(de::value::MapAccessDeserializer::new(a)).map(HeaderValue::json)
             }
         }
         d.deserialize_any(V)

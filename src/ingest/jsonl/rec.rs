@@ -447,11 +447,7 @@ fn headers_at(text: &str, i: usize) -> Option<(usize, Headers)> {
     let b = text.as_bytes();
     // Room for the usual few, allocated once (a push into an empty list takes the
     // growth path); `null` needs none.
-    let mut h = if b.get(i) == Some(&b'n') {
-        Headers::default()
-    } else {
-        Headers::with_capacity(4)
-    };
+    let mut h = Headers::with_capacity(if b.get(i) == Some(&b'n') { 0 } else { 4 });
     let end = match b.get(i)? {
         b'n' => json::literal(b, i, b"null")?,
         b'[' => json::array(b, i, |i| {

@@ -536,12 +536,14 @@ impl Http1 {
                 Step::Skip(take)
             }
             Ok(None) => {
-                if old == 0 && side.head.capacity() == 0 {
-                    // A connection's first partial head (every flow of a capture of
-                    // many short ones): one allocation of its size, no growth path.
-                    side.head = input[..take].to_vec();
-                } else if old == 0 {
-                    side.head.extend_from_slice(&input[..take]);
+                if old == 0 {
+                    if side.head.capacity() == 0 {
+                        // A connection's first partial head (every flow of a capture
+                        // of many short ones): one allocation of its size, no growth.
+                        side.head = input[..take].to_vec();
+                    } else {
+                        side.head.extend_from_slice(&input[..take]);
+                    }
                 }
                 Step::More
             }
