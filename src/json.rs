@@ -12,7 +12,6 @@
 //! it turns down (an escaped key, trailing text, any error) to serde_json, which
 //! decides and words the error. `value` does not limit nesting; `value_within` does.
 
-use memchr::memchr2;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -147,17 +146,7 @@ pub(crate) fn skip(b: &[u8], mut i: usize) -> Option<usize> {
     let mut depth = 0usize;
     loop {
         match *b.get(i)? {
-            b'"' => {
-                i += 1;
-                loop {
-                    i += memchr2(b'"', b'\\', b.get(i..)?)?;
-                    if b[i] == b'"' {
-                        break;
-                    }
-                    i += 2;
-                }
-                i += 1;
-            }
+            b'"' => i = string_end(b, i + 1)?,
             b'[' | b'{' => {
                 depth += 1;
                 i += 1;
@@ -184,6 +173,23 @@ pub(crate) fn skip(b: &[u8], mut i: usize) -> Option<usize> {
         if depth == 0 {
             return Some(i);
         }
+    }
+}
+
+/// Past the closing quote of a checked string whose text starts at `from`. Only
+/// quotes are searched for: in tool output an escape comes every few bytes (`\n`,
+/// `\"`), and a search stopping at each cost more than the bytes. A quote is the
+/// end unless an odd run of backslashes comes right before it: in a checked string
+/// such a run starts on an escape's first byte, so its last one escapes the quote.
+fn string_end(b: &[u8], from: usize) -> Option<usize> {
+    let mut i = from;
+    loop {
+        i += memchr::memchr(b'"', b.get(i..)?)?;
+        let run = b[from..i].iter().rev().take_while(|&&c| c == b'\\').count();
+        if run % 2 == 0 {
+            return Some(i + 1);
+        }
+        i += 1;
     }
 }
 
@@ -433,8 +439,89 @@ pub(crate) fn unescaped(text: &str, i: usize) -> Option<(usize, Cow<'_, str>)> {
     Some((j + 1, Cow::Owned(String::from_utf8(out).ok()?)))
 }
 
+/// At most the first `max` bytes (cut on a character boundary) of the string token
+/// `t` (quotes included) from text already checked against the grammar, decoded;
+/// `None` when serde_json would not decode the whole string (a lone surrogate, the
+/// one thing the grammar check lets by). For a caller that quotes the start of a
+/// text that may be megabytes of escaped tool output: the rest is checked, not
+/// copied.
+pub(crate) fn checked_string_head(t: &str, max: usize) -> Option<Cow<'_, str>> {
+    let b = t.as_bytes();
+    let end = b.len().checked_sub(1).filter(|&e| e > 0)?;
+    let inner = t.get(1..end)?;
+    let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
+        return Some(Cow::Borrowed(inner.get(..floor_boundary(inner, max))?));
+    };
+    let mut out = String::with_capacity(max.min(inner.len()) + 4);
+    let mut j = 1;
+    let mut next = 1 + first;
+    while out.len() < max {
+        if j == next {
+            if j == end {
+                break;
+            }
+            let (c, len) = escape(b, j)?;
+            out.push(c);
+            j += len;
+            next = memchr::memchr(b'\\', b.get(j..end)?).map_or(end, |k| j + k);
+        } else {
+            // Plain text up to the next escape, no further than the head needs.
+            let mut to = next.min(j + (max - out.len()));
+            while !t.is_char_boundary(to) {
+                to += 1;
+            }
+            out.push_str(t.get(j..to)?);
+            j = to;
+        }
+    }
+    if !surrogates_pair(b.get(j..end)?) {
+        return None;
+    }
+    out.truncate(floor_boundary(&out, max));
+    Some(Cow::Owned(out))
+}
+
+/// Whether every `\u` escape of `s` (the rest of a checked string, from an escape's
+/// start or a character's) that is a surrogate is half of a pair. A `\u` found by
+/// the search is an escape only after an odd run of backslashes (`\\u` is an
+/// escaped backslash and a `u`).
+fn surrogates_pair(s: &[u8]) -> bool {
+    let mut past = 0;
+    for k in memchr::memmem::find_iter(s, b"\\u") {
+        if k < past || s[..=k].iter().rev().take_while(|&&c| c == b'\\').count() % 2 == 0 {
+            continue;
+        }
+        let Some(high) = hex4(s, k + 2) else {
+            return false;
+        };
+        past = k + 6;
+        if (0xDC00..0xE000).contains(&high) {
+            return false;
+        }
+        if (0xD800..0xDC00).contains(&high) {
+            let low = (s.get(k + 6..k + 8) == Some(b"\\u")).then(|| hex4(s, k + 8));
+            if !matches!(low, Some(Some(0xDC00..=0xDFFF))) {
+                return false;
+            }
+            past = k + 12;
+        }
+    }
+    true
+}
+
+/// The largest character boundary of `s` at or below `max`.
+pub(crate) fn floor_boundary(s: &str, max: usize) -> usize {
+    let mut cut = max.min(s.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    cut
+}
+
 /// The character of the escape at `j` (a backslash) and the escape's length; a
-/// surrogate pair is one escape of twelve bytes.
+/// surrogate pair is one escape of twelve bytes. Inlined: it is the inner step of
+/// `unescaped`, where a call per escape cost more than the escape.
+#[inline(always)]
 fn escape(b: &[u8], j: usize) -> Option<(char, usize)> {
     let c = match *b.get(j + 1)? {
         b'"' => '"',
@@ -516,6 +603,7 @@ mod tests {
             prop_assert_eq!(got.as_ref(), s.as_str());
             prop_assert_eq!(matches!(got, Cow::Borrowed(_)), !quoted[1..quoted.len() - 1].contains('\\'));
             prop_assert_eq!(string(text.as_bytes(), 0), Some(end));
+            prop_assert_eq!(skip(text.as_bytes(), 0), Some(end));
         }
 
         /// Escapes as written by anyone (`\u` of every kind, surrogates alone and in
@@ -542,5 +630,41 @@ mod tests {
                 );
             }
         }
+
+        /// The head of a checked string is serde_json's decoding cut to `max` bytes
+        /// on a character boundary, and there is none exactly when serde_json
+        /// refuses the string (a lone surrogate anywhere, past the head too).
+        #[test]
+        fn a_string_head_is_serde_json_s_text_cut(
+            parts in prop::collection::vec(prop::sample::select(vec![
+                "a", "é", "😀", "abcdefghij", "\\n", "\\\"", "\\\\", "\\\\u0041", "\\u00e9",
+                "\\ud83d", "\\ude00", "\\ud83d\\ude00", "\\uDBFF\\uDFFF", "\\ud800\\u0041",
+                "\\\\\\ud800", "\\u005C", "u",
+            ]), 0..24),
+            max in 0usize..40,
+        ) {
+            let text = format!("\"{}\"", parts.concat());
+            let theirs = serde_json::from_str::<String>(&text).ok();
+            let ours = checked_string_head(&text, max);
+            prop_assert_eq!(
+                ours.map(Cow::into_owned),
+                theirs.map(|t| t[..floor_boundary(&t, max)].to_owned()),
+                "{} {}", text, max
+            );
+            prop_assert_eq!(skip(text.as_bytes(), 0), Some(text.len()));
+        }
+    }
+
+    #[test]
+    fn a_string_head_is_borrowed_when_the_string_has_no_escape() {
+        let head = checked_string_head(r#""héllo""#, 2);
+        assert!(matches!(head, Some(Cow::Borrowed("h"))));
+        assert_eq!(checked_string_head(r#""""#, 8).as_deref(), Some(""));
+        assert_eq!(checked_string_head("\"", 8), None);
+        // Past the head: a pair is fine, a lone half is not.
+        let long = format!(r#""{}\n{}""#, "x".repeat(50), r"\ud83d\ude00");
+        assert_eq!(checked_string_head(&long, 4).as_deref(), Some("xxxx"));
+        let lone = format!(r#""{}\n{}""#, "x".repeat(50), r"\ud83d!");
+        assert_eq!(checked_string_head(&lone, 4), None);
     }
 }

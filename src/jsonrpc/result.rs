@@ -11,6 +11,11 @@ use std::borrow::Cow;
 use std::fmt;
 use std::marker::PhantomData;
 
+/// How much of a content block's text a view keeps, cut on a character boundary: a
+/// verdict quotes a few hundred bytes of it, and tool output can be megabytes with an
+/// escape every few bytes, which decoding whole cost more than reading the message.
+pub const TEXT_HEAD: usize = 1024;
+
 /// The result members that decide an outcome. Presence is kept apart from value:
 /// `"isError": null` is present (and invalid), not absent. `content` is read as `C`:
 /// [`Content`] on the way to a verdict, the raw JSON when a note must quote it.
@@ -24,7 +29,8 @@ pub struct ResultView<'a, C = Content<'a>> {
 }
 
 /// What a verdict needs of `content`: whether it is an array, and the text of its
-/// first block that is an object with one string `text`, unescaped.
+/// first block that is an object with one string `text`, unescaped, up to its first
+/// [`TEXT_HEAD`] bytes.
 #[derive(Debug, PartialEq)]
 pub enum Content<'a> {
     Array { first_text: Option<Cow<'a, str>> },
@@ -121,16 +127,7 @@ fn scanned_content(text: &str) -> Option<Content<'_>> {
         match (count, text_span.and_then(|s| block.get(s))) {
             (0, _) => true,
             (1, Some(t)) if t.starts_with('"') => {
-                let Some(inner) = t.get(1..t.len() - 1) else {
-                    undecided = true;
-                    return false;
-                };
-                // memchr's vector search: `str::contains` goes a word at a time.
-                first_text = if memchr::memchr(b'\\', inner.as_bytes()).is_some() {
-                    serde_json::from_str::<String>(t).ok().map(Cow::Owned)
-                } else {
-                    Some(Cow::Borrowed(inner))
-                };
+                first_text = crate::json::checked_string_head(t, TEXT_HEAD);
                 undecided = first_text.is_none();
                 false
             }
@@ -246,7 +243,12 @@ impl<'de: 'a, 'a> Deserialize<'de> for BlockText<'a> {
     }
 }
 
-/// A string, borrowed when it has no escapes; `None` for any other JSON value.
+/// The first `TEXT_HEAD` bytes of `s`, cut on a character boundary.
+fn head(s: &str) -> &str {
+    &s[..crate::json::floor_boundary(s, TEXT_HEAD)]
+}
+
+/// A string (its head), borrowed when it has no escapes; `None` for any other value.
 struct MaybeStr<'a>(Option<Cow<'a, str>>);
 
 impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
@@ -258,10 +260,10 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeStr<'a> {
                 f.write_str("any JSON value")
             }
             fn visit_borrowed_str<E>(self, s: &'de str) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr(Some(Cow::Borrowed(s))))
+                Ok(MaybeStr(Some(Cow::Borrowed(head(s)))))
             }
             fn visit_str<E>(self, s: &str) -> Result<MaybeStr<'a>, E> {
-                Ok(MaybeStr(Some(Cow::Owned(s.to_owned()))))
+                Ok(MaybeStr(Some(Cow::Owned(head(s).to_owned()))))
             }
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<MaybeStr<'a>, A::Error> {
                 skip_map(map).map(|()| MaybeStr(None))
@@ -440,6 +442,28 @@ mod tests {
             r#"  {"content":[ {"text" : "ws"} ] }  "#,
         ] {
             same(raw);
+        }
+        // Tool output longer than the head the view keeps, escapes throughout: the
+        // same head either way, and a lone surrogate past it still refuses the text.
+        let long = r#"fn main() {\n    println!(\"hi \u00e9\");\n}\n"#.repeat(200);
+        for tail in ["", r"\ud83d\ude00", r"\udc00", r"\\udc00"] {
+            same(&format!(
+                r#"{{"content":[{{"type":"text","text":"{long}{tail}"}}]}}"#
+            ));
+        }
+        let r = format!(r#"{{"content":[{{"text":"{long}"}}]}}"#);
+        match ResultView::read(&r).unwrap().content {
+            Some(Content::Array {
+                first_text: Some(t),
+            }) => {
+                assert!(
+                    t.len() <= TEXT_HEAD && t.len() > TEXT_HEAD - 4,
+                    "{}",
+                    t.len()
+                );
+                assert!(t.starts_with("fn main() {\n    println!(\"hi é\");"));
+            }
+            other => panic!("{other:?}"),
         }
         assert!(matches!(
             ResultView::read(r#"{"content":[{"text":"plain"}]}"#)
