@@ -11,7 +11,8 @@ SHAPE:
              1460-byte segments, the receiver ACKs every second segment
   flows      half-open flows: a SYN and the first bytes of a request, never answered
              or closed (megabytes is ignored: 200,000 flows, or FLOWS=n)
-  large      keep-alive connections whose tools/call results are 1 MB of text
+  large      keep-alive connections whose tools/call results are 1 MB of source text
+             (escapes every few bytes)
 """
 import gzip
 import json
@@ -128,6 +129,12 @@ TOOLS = [{"name": f"tool_{k}", "description": f"Does thing number {k} to a docum
                                          "mode": {"type": "string", "enum": ["fast", "full", "dry-run"]}},
                           "required": ["path"]}} for k in range(10)]
 TEXT = "line of tool output with some words in it; " * 30
+# A large result as a file-reading tool returns one: source text whose newlines,
+# tabs and quotes are escaped in the JSON every few bytes (1 MB of one letter would
+# leave the string scanners nothing to stop at).
+SOURCE = ('def handle(event):\n\t"""Reads the "payload" of an event."""\n'
+          '\treturn {"status": 200, "body": event["body"], "note": "caf\u00e9"}\n\n')
+LARGE_TEXT = (SOURCE * (1_000_000 // len(SOURCE) + 1))[:1_000_000]
 
 
 def session_start(c, sid, rid):
@@ -184,7 +191,7 @@ def main():
     if shape == "keepalive":
         n = keepalive(p, target)
     elif shape == "large":
-        n = keepalive(p, target, calls_per_conn=4, result_text="x" * 1_000_000, large=True)
+        n = keepalive(p, target, calls_per_conn=4, result_text=LARGE_TEXT, large=True)
     elif shape == "flows":
         n = flows(p, int(os.environ.get("FLOWS", "200000")))
     else:

@@ -16,7 +16,7 @@ dir=${1:-/tmp/mcpsift-bench}
 mb=${2:-150}
 limit=${LIMIT:-300}
 repeat=${REPEAT:-3}
-shapes=${SHAPES:-"keepalive current flows large har jsonl small"}
+shapes=${SHAPES:-"keepalive current flows large har jsonl small stdio"}
 mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
 bin=./target/release/mcpsift
@@ -30,6 +30,7 @@ file_of() {
     har) echo "$dir/sessions.har" ;;
     jsonl) echo "$dir/sessions.jsonl" ;;
     small) echo "$dir/small-calls.jsonl" ;;
+    stdio) echo "$dir/stdio.jsonl" ;;
     esac
 }
 generate() {
@@ -42,6 +43,7 @@ generate() {
     har) python3 tests/fixtures/har/make_big_har.py "$f" "$mb" 8 ;;
     jsonl) python3 bench/make_big_jsonl.py "$f" "$mb" 8 ;;
     small) python3 bench/make_small_calls.py "$f" "$mb" ;;
+    stdio) python3 bench/make_stdio.py "$f" "$mb" ;;
     esac
 }
 
