@@ -120,26 +120,6 @@ pub(crate) fn array(
     }
 }
 
-/// Calls `each` with the span of every element of the JSON array `text` until it
-/// answers false; `None` when `text` is not one array.
-pub(crate) fn elements(
-    text: &str,
-    over: Over,
-    mut each: impl FnMut(Range<usize>) -> bool,
-) -> Option<()> {
-    let b = text.as_bytes();
-    let mut stopped = false;
-    let end = array(b, ws(b, 0), |i| {
-        let end = over(b, i)?;
-        stopped = !each(i..end);
-        (!stopped).then_some(end)
-    });
-    if stopped {
-        return Some(());
-    }
-    (ws(b, end?) == b.len()).then_some(())
-}
-
 /// The end of the value at `i` in text already checked against the grammar: a
 /// string's end is found with memchr, other bytes are counted for nesting only.
 pub(crate) fn skip(b: &[u8], mut i: usize) -> Option<usize> {

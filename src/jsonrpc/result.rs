@@ -60,86 +60,88 @@ impl<'a> ResultView<'a, Content<'a>> {
 }
 
 /// `Some(view)` when `raw` could be read as serde_json would read it; `Some(None)`
-/// when `raw` is no object (as `parse` answers); `None` to leave it to `parse`.
+/// when `raw` is no object (as `parse` answers); `None` to leave it to `parse`. One
+/// pass: `content` is walked where it stands, so a megabyte of tool output is
+/// passed over once, not once per level (result, content, block).
 fn scanned(raw: &str) -> Option<Option<ResultView<'_, Content<'_>>>> {
-    use crate::json::{members, skip};
+    use crate::json::{object, skip, ws};
     if !raw.trim_start().starts_with('{') {
         return Some(None);
     }
-    let slot = |key: &[u8]| match key {
-        b"resultType" => Some(0),
-        b"isError" => Some(1),
-        b"content" => Some(2),
-        b"requestState" => Some(3),
-        b"inputRequests" => Some(4),
-        _ => None,
-    };
-    let ([result_type, is_error, content, request_state, input_requests], counts) =
-        members(raw, slot, skip)?;
-    if counts[2] > 1 {
+    let b = raw.as_bytes();
+    let mut spans: [Option<std::ops::Range<usize>>; 4] = Default::default();
+    let mut content = None;
+    let end = object(b, ws(b, 0), |key, i| {
+        let slot = match key {
+            b"resultType" => 0,
+            b"isError" => 1,
+            b"requestState" => 2,
+            b"inputRequests" => 3,
+            // A second `content` is left to serde_json (the last one counts there).
+            b"content" if content.is_some() => return None,
+            b"content" => {
+                let (end, c) = scanned_content(raw, i)?;
+                content = Some(c);
+                return Some(end);
+            }
+            _ => return skip(b, i),
+        };
+        let end = skip(b, i)?;
+        spans[slot] = Some(i..end);
+        Some(end)
+    })?;
+    if ws(b, end) != b.len() {
         return None;
     }
-    let raw_at = |span: Option<std::ops::Range<usize>>| -> Option<Option<RawText>> {
-        match span {
-            None => Some(None),
-            Some(s) => Some(Some(RawText(raw.get(s)?))),
-        }
-    };
-    let content = match content {
-        None => None,
-        Some(s) => Some(scanned_content(raw.get(s)?)?),
-    };
+    let [result_type, is_error, request_state, input_requests] =
+        spans.map(|s| s.and_then(|s| raw.get(s)).map(RawText));
     Some(Some(ResultView {
-        result_type: raw_at(result_type)?,
-        is_error: raw_at(is_error)?,
+        result_type,
+        is_error,
         content,
-        request_state: raw_at(request_state)?,
-        input_requests: raw_at(input_requests)?,
+        request_state,
+        input_requests,
     }))
 }
 
-/// `Content` of the raw `content` member, or `None` to leave it to serde_json.
-fn scanned_content(text: &str) -> Option<Content<'_>> {
-    use crate::json::{elements, members, skip};
-    match text.as_bytes().first()? {
+/// The `content` member's value at `i` in `raw` and its end, or `None` to leave it
+/// to serde_json.
+fn scanned_content(raw: &str, i: usize) -> Option<(usize, Content<'_>)> {
+    use crate::json::{array, object, skip};
+    let b = raw.as_bytes();
+    match b.get(i)? {
         b'[' => {}
         // serde_json checks the keys of an object it skips in ways this does not.
         b'{' => return None,
-        _ => return Some(Content::NotArray),
+        _ => return Some((skip(b, i)?, Content::NotArray)),
     }
     let mut first_text = None;
-    let mut undecided = false;
-    elements(text, skip, |span| {
-        // Ranges the scanner gave fall on character boundaries; `get` all the same,
-        // so that a slip could only send the result to `parse`, never panic.
-        let Some(block) = text.get(span) else {
-            undecided = true;
-            return false;
-        };
-        if !block.starts_with('{') {
-            return true;
+    let end = array(b, i, |at| {
+        if first_text.is_some() || b.get(at) != Some(&b'{') {
+            return skip(b, at);
         }
-        let text_slot = |key: &[u8]| (key == b"text").then_some(0);
-        let Some(([text_span], [count])) = members(block, text_slot, skip) else {
-            undecided = true;
-            return false;
-        };
-        match (count, text_span.and_then(|s| block.get(s))) {
-            (0, _) => true,
+        let (mut text, mut texts) = (None, 0u8);
+        let end = object(b, at, |key, v| {
+            let end = skip(b, v)?;
+            if key == b"text" {
+                text = Some(v..end);
+                texts = texts.saturating_add(1);
+            }
+            Some(end)
+        })?;
+        match (texts, text.and_then(|s| raw.get(s))) {
+            (0, _) => {}
             (1, Some(t)) if t.starts_with('"') => {
-                first_text = crate::json::checked_string_head(t, TEXT_HEAD);
-                undecided = first_text.is_none();
-                false
+                first_text = Some(crate::json::checked_string_head(t, TEXT_HEAD)?);
             }
             // A `text` that is a number, `true` or `null`: no text here, look on.
-            (1, Some(t)) if !t.starts_with(['{', '[']) => true,
-            _ => {
-                undecided = true;
-                false
-            }
+            (1, Some(t)) if !t.starts_with(['{', '[']) => {}
+            // Two `text` members, or one that is an object or an array.
+            _ => return None,
         }
+        Some(end)
     })?;
-    (!undecided).then_some(Content::Array { first_text })
+    Some((end, Content::Array { first_text }))
 }
 
 /// The visitor methods for JSON's scalars (but strings), each answering `$v`: the
