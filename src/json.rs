@@ -12,6 +12,7 @@
 //! it turns down (an escaped key, trailing text, any error) to serde_json, which
 //! decides and words the error. `value` does not limit nesting; `value_within` does.
 
+use memchr::memchr2;
 use std::borrow::Cow;
 use std::ops::Range;
 
@@ -156,20 +157,35 @@ pub(crate) fn skip(b: &[u8], mut i: usize) -> Option<usize> {
     }
 }
 
-/// Past the closing quote of a checked string whose text starts at `from`. Only
-/// quotes are searched for: in tool output an escape comes every few bytes (`\n`,
-/// `\"`), and a search stopping at each cost more than the bytes. A quote is the
-/// end unless an odd run of backslashes comes right before it: in a checked string
-/// such a run starts on an escape's first byte, so its last one escapes the quote.
+/// Past the closing quote of a checked string whose text starts at `from`. In tool
+/// output an escape comes every few bytes (`\n`, `\"`): a search call per escape
+/// cost more than the bytes, so the next quote or backslash is looked for a word at
+/// a time, each backslash passed over with the byte it escapes; after 32 bytes of
+/// neither, memchr takes over until the next one (a long plain run, base64 data).
 fn string_end(b: &[u8], from: usize) -> Option<usize> {
+    use crate::text::bytes_equal;
     let mut i = from;
     loop {
-        i += memchr::memchr(b'"', b.get(i..)?)?;
-        let run = b[from..i].iter().rev().take_while(|&&c| c == b'\\').count();
-        if run % 2 == 0 {
-            return Some(i + 1);
+        let mut words = 0;
+        let hit = loop {
+            let Some(w) = b.get(i..i + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else {
+                break i + memchr2(b'"', b'\\', b.get(i..)?)?;
+            };
+            let w = u64::from_le_bytes(w);
+            let hits = bytes_equal(w, b'"') | bytes_equal(w, b'\\');
+            if hits != 0 {
+                break i + (hits.trailing_zeros() / 8) as usize;
+            }
+            i += 8;
+            words += 1;
+            if words == 4 {
+                break i + memchr2(b'"', b'\\', b.get(i..)?)?;
+            }
+        };
+        if b[hit] == b'"' {
+            return Some(hit + 1);
         }
-        i += 1;
+        i = hit + 2;
     }
 }
 
