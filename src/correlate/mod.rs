@@ -514,7 +514,11 @@ fn http_messages(h: &crate::model::HttpExchange) -> (Vec<Item>, Vec<Item>) {
 }
 
 fn stdio_messages(m: &crate::model::StdioMessage) -> Vec<Item> {
-    crate::jsonrpc::decode_text(&m.json, crate::jsonrpc::Place::Body, None, m.ts)
+    if m.checked {
+        crate::jsonrpc::decode_checked_text(&m.json, crate::jsonrpc::Place::Body, m.ts)
+    } else {
+        crate::jsonrpc::decode_text(&m.json, crate::jsonrpc::Place::Body, None, m.ts)
+    }
 }
 
 impl Correlator {

@@ -554,6 +554,7 @@ pub fn read_message_log(
                 dir,
                 json: json.to_owned(),
                 ts,
+                checked: false,
                 logged_by_client: true,
             }),
         });

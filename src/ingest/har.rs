@@ -1032,6 +1032,7 @@ fn messages(
             dir: Some(Direction::ClientToServer),
             json: String::from_utf8_lossy(&req.body).into_owned(),
             ts: start,
+            checked: false,
             logged_by_client: false,
         }));
     }
@@ -1046,6 +1047,7 @@ fn messages(
                     dir: Some(Direction::ServerToClient),
                     json: ev.data,
                     ts: timing.response,
+                    checked: false,
                     logged_by_client: false,
                 }));
             }
@@ -1054,6 +1056,7 @@ fn messages(
                 dir: Some(Direction::ServerToClient),
                 json: text.into_owned(),
                 ts: timing.response.or(start),
+                checked: false,
                 logged_by_client: false,
             }));
         }

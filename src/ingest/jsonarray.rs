@@ -223,6 +223,7 @@ fn inspector_protocol(locator: Locator, o: &Map<String, Value>, sink: &mut dyn S
                 dir,
                 json: m.to_string(),
                 ts: t,
+                checked: false,
                 logged_by_client: true,
             }),
         });
@@ -241,6 +242,7 @@ fn inspector_protocol(locator: Locator, o: &Map<String, Value>, sink: &mut dyn S
                 }),
                 json: r.to_string(),
                 ts: rt,
+                checked: false,
                 logged_by_client: true,
             }),
         });
@@ -277,6 +279,7 @@ fn conformance_check(locator: Locator, o: &Map<String, Value>, sink: &mut dyn Si
             dir,
             json: body.to_string(),
             ts: ts(o.get("timestamp")),
+            checked: false,
             logged_by_client: true,
         }),
     });

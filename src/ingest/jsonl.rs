@@ -241,18 +241,23 @@ fn read_record(text: &str, record: Option<Record>, budget: Budget) -> Result<Lin
     // A line the process wrote that is not JSON (stdout noise, a crash trace) is
     // recorded as `"raw": text` (or as a string `msg`): it is kept as that text,
     // so the pairer can tell a garbled reply from a missing one.
-    let text_of = |v: RawText| -> Option<String> {
+    // The text, and whether it is JSON the line's reading checked (an object or an
+    // array is; a string's content and `raw` text are whatever the process wrote).
+    let text_of = |v: RawText| -> Option<(String, bool)> {
         let t = v.get().trim_start();
         if t.starts_with('{') || t.starts_with('[') {
-            Some(v.get().to_owned())
+            Some((v.get().to_owned(), true))
         } else if t.starts_with('"') {
-            rec::string(v).map(Cow::into_owned)
+            rec::string(v).map(|s| (s.into_owned(), false))
         } else {
             None
         }
     };
-    let line_text = msg.and_then(text_of).or_else(|| raw_str(&top, K::RawText));
-    if let (Some(json), Some(dir)) = (line_text, top.get(K::Dir).or_else(|| top.get(K::Direction)))
+    let line_text = msg
+        .and_then(text_of)
+        .or_else(|| raw_str(&top, K::RawText).map(|s| (s, false)));
+    if let (Some((json, checked)), Some(dir)) =
+        (line_text, top.get(K::Dir).or_else(|| top.get(K::Direction)))
     {
         let dir = parse_direction(rec::string(dir).as_deref()).ok_or_else(|| {
             Rejected::Broken(format!(
@@ -264,6 +269,7 @@ fn read_record(text: &str, record: Option<Record>, budget: Budget) -> Result<Lin
             dir: Some(dir),
             json,
             ts: raw_timestamp(&top, &[K::Ts, K::Timestamp, K::Time]),
+            checked,
             logged_by_client: false,
         })));
     }
@@ -272,6 +278,8 @@ fn read_record(text: &str, record: Option<Record>, budget: Budget) -> Result<Lin
             dir: None,
             json: text.to_owned(),
             ts: None,
+            // The whole line, read above as one record.
+            checked: true,
             logged_by_client: false,
         })));
     }
@@ -495,6 +503,43 @@ mod tests {
             Some("application/json")
         );
         assert_eq!(c.exchanges[2].locator, Locator::Line { line: 4 });
+    }
+
+    /// Only JSON the line's reading checked is marked so (decoding then skips its
+    /// check): a `msg` given as a string or a `raw` line is whatever was written.
+    #[test]
+    fn stdio_text_is_marked_checked_only_when_read_as_json() {
+        let c = run(concat!(
+            r#"{"dir":"s2c","msg":{"jsonrpc":"2.0","id":1,"result":{}}}"#,
+            "\n",
+            r#"{"dir":"s2c","msg":"{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{bad}}"}"#,
+            "\n",
+            r#"{"dir":"s2c","raw":"{\"id\":3,\"result\":[}"}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":4,"result":{}}"#,
+            "\n",
+        ));
+        let marks: Vec<(bool, &str)> = c
+            .exchanges
+            .iter()
+            .map(|x| match &x.payload {
+                Payload::Stdio(m) => (m.checked, m.json.as_str()),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            marks,
+            [
+                (true, r#"{"jsonrpc":"2.0","id":1,"result":{}}"#),
+                (false, r#"{"jsonrpc":"2.0","id":2,"result":{bad}}"#),
+                (false, r#"{"id":3,"result":[}"#),
+                (true, r#"{"jsonrpc":"2.0","id":4,"result":{}}"#),
+            ]
+        );
+        // Unchecked text that only looks like a message is not taken for one.
+        let items =
+            crate::jsonrpc::decode_text(marks[1].1, crate::jsonrpc::Place::Body, None, None);
+        assert!(items[0].message().is_none());
     }
 
     #[test]

@@ -317,6 +317,10 @@ pub struct StdioMessage {
     /// `None` when the recorder did not say and it must be inferred from the message.
     pub dir: Option<Direction>,
     pub json: String,
+    /// Set when `json` is one JSON value its reader already checked against the
+    /// grammar (a transcript line's `msg` object): decoding it skips a second check.
+    /// Leave it false for text of any other origin.
+    pub checked: bool,
     pub ts: Option<Timestamp>,
     /// Set when a client wrote the log (VS Code's output channel): the messages are
     /// what the client saw, so the evidence is a client log's, not a wire capture's.

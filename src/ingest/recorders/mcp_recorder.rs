@@ -116,6 +116,7 @@ fn interaction(
                         dir: Some(dir),
                         json: m.to_string(),
                         ts: None,
+                        checked: false,
                         logged_by_client: false,
                     }),
                 });

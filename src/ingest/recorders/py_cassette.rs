@@ -64,6 +64,7 @@ fn message(m: &Value, base: Option<Timestamp>) -> Result<StdioMessage, String> {
         dir: Some(dir),
         json,
         ts: offset(base, o.get("t_offset_ms").and_then(Value::as_f64)),
+        checked: false,
         logged_by_client: false,
     })
 }

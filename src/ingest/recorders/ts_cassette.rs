@@ -141,6 +141,7 @@ fn entry_of(o: &Map<String, Value>, base: Option<Timestamp>) -> Result<Entry, St
         dir: Some(dir),
         json,
         ts,
+        checked: false,
         logged_by_client: false,
     };
     match ty {

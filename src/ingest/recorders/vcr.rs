@@ -93,6 +93,7 @@ fn message(m: &Value, base: Option<Timestamp>) -> Result<StdioMessage, String> {
         dir: Some(dir),
         json: payload.to_string(),
         ts: offset(base, m.get("t").and_then(Value::as_f64)),
+        checked: false,
         logged_by_client: false,
     })
 }
