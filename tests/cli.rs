@@ -1294,3 +1294,23 @@ fn progress_counters_reach_the_totals() {
     assert_eq!(progress.total_inputs.load(Relaxed), 2);
     assert_eq!(progress.inputs_done.load(Relaxed), 2);
 }
+
+/// A successful re-invocation (the same call made again later, a new intent) is
+/// counted, not listed among the calls worth attention: a long healthy session
+/// repeats reads all day. `--all` lists it; a failed call is listed either way.
+#[test]
+fn successful_reinvocations_are_counted_not_listed() {
+    let sample = repo("samples/streamable-http.jsonl");
+    let sample = sample.to_str().unwrap();
+    let table = analyze(&[sample, "--width", "200"]);
+    let text = String::from_utf8_lossy(&table.stdout);
+    assert!(!text.contains("called again later"), "{text}");
+    assert!(text.contains("1 re-invocation"), "{text}");
+    assert!(text.contains("TOOL_ERROR"), "{text}");
+    let all = analyze(&[sample, "--all", "--width", "200"]);
+    let text = String::from_utf8_lossy(&all.stdout);
+    assert!(text.contains("attempt 2 (called again later, not a retry)"), "{text}");
+    let md = analyze(&[sample, "--format", "markdown"]);
+    let text = String::from_utf8_lossy(&md.stdout);
+    assert!(!text.contains("### TOOL\\_SUCCESS — read\\_note id ` 15 `"), "{text}");
+}

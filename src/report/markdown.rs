@@ -125,9 +125,12 @@ pub(crate) fn ids_once(f: &Finding) -> String {
     seen.join(", ")
 }
 
-/// Worth a section: not a success, or sent more than once.
+/// Worth a section: not a success, or sent more than once. A success that is the
+/// same call made again later (a re-invocation, not a retry) is not: a long
+/// healthy session repeats reads and polls all day, and the summary counts them.
 pub(crate) fn needs_attention(c: &Call) -> bool {
-    !c.verdict.outcome.is_success() || c.post_count > 1
+    !c.verdict.outcome.is_success()
+        || (c.post_count > 1 && c.retry_origin != RetryOrigin::Reinvocation)
 }
 
 fn where_(ir: &InputReport, loc: &Locator) -> String {

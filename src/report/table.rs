@@ -268,7 +268,7 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         let shown: Vec<&Call> = a
             .calls
             .iter()
-            .filter(|c| opts.all || !c.verdict.outcome.is_success() || c.post_count > 1)
+            .filter(|c| opts.all || super::markdown::needs_attention(c))
             .collect();
         if !shown.is_empty() {
             // A time column only when the input recorded times (a bare `tee` has none).
