@@ -1309,8 +1309,14 @@ fn successful_reinvocations_are_counted_not_listed() {
     assert!(text.contains("TOOL_ERROR"), "{text}");
     let all = analyze(&[sample, "--all", "--width", "200"]);
     let text = String::from_utf8_lossy(&all.stdout);
-    assert!(text.contains("attempt 2 (called again later, not a retry)"), "{text}");
+    assert!(
+        text.contains("attempt 2 (called again later, not a retry)"),
+        "{text}"
+    );
     let md = analyze(&[sample, "--format", "markdown"]);
     let text = String::from_utf8_lossy(&md.stdout);
-    assert!(!text.contains("### TOOL\\_SUCCESS — read\\_note id ` 15 `"), "{text}");
+    assert!(
+        !text.contains("### TOOL\\_SUCCESS — read\\_note id ` 15 `"),
+        "{text}"
+    );
 }
