@@ -206,20 +206,62 @@ pub(crate) fn plain_string(b: &[u8], i: usize) -> Option<usize> {
     (b[j] == b'"').then_some(j + 1)
 }
 
-/// The end of the string whose opening quote is at `i`.
+/// The end of the string whose opening quote is at `i`. A word at a time, every
+/// quote, backslash and control character of a word found at once (exactly, so all
+/// of them can be used): tool output has an escape every few bytes, and looking
+/// for the next one afresh after each cost more than the bytes.
 pub(crate) fn string(b: &[u8], i: usize) -> Option<usize> {
     let mut at = i + 1;
     loop {
-        let j = special(b, at)?;
-        at = j + match b[j] {
-            b'"' => return Some(j + 1),
-            b'\\' => match b.get(j + 1)? {
-                b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => 2,
-                b'u' if b.get(j + 2..j + 6)?.iter().all(u8::is_ascii_hexdigit) => 6,
-                _ => return None,
-            },
-            _ => return None,
+        let Some(w) = b.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else {
+            // The last few bytes of the text.
+            let j = special(b, at)?;
+            if b[j] == b'"' {
+                return Some(j + 1);
+            }
+            at = j + escape_len(b, j)?;
+            continue;
         };
+        let mut hits = crate::text::special_bytes_exact(u64::from_le_bytes(w));
+        if hits == 0 {
+            let j = special(b, at + 8)?;
+            if b[j] == b'"' {
+                return Some(j + 1);
+            }
+            at = j + escape_len(b, j)?;
+            continue;
+        }
+        loop {
+            let j = at + (hits.trailing_zeros() / 8) as usize;
+            if b[j] == b'"' {
+                return Some(j + 1);
+            }
+            let next = j + escape_len(b, j)?;
+            let done = next - at;
+            if done >= 8 {
+                at = next;
+                break;
+            }
+            hits &= u64::MAX << (done * 8);
+            if hits == 0 {
+                at += 8;
+                break;
+            }
+        }
+    }
+}
+
+/// The length of the escape at `j`, a backslash or a control character inside a
+/// string; `None` when it is no valid escape (a control character is none).
+#[inline(always)]
+fn escape_len(b: &[u8], j: usize) -> Option<usize> {
+    match b[j] {
+        b'\\' => match b.get(j + 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some(2),
+            b'u' if b.get(j + 2..j + 6)?.iter().all(u8::is_ascii_hexdigit) => Some(6),
+            _ => None,
+        },
+        _ => None,
     }
 }
 

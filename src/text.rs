@@ -52,6 +52,21 @@ pub fn special_bytes(w: u64) -> u64 {
     below_space | bytes_equal(w, b'"') | bytes_equal(w, b'\\')
 }
 
+/// The high bit of each byte of `w` that is a quote, a backslash or a control
+/// character: exact for every byte (no borrow crosses bytes), for a caller that
+/// uses all of them, not only the first.
+pub fn special_bytes_exact(w: u64) -> u64 {
+    const LOW: u64 = ONES * 0x7f;
+    // A byte's high bit is set below iff the byte is not `c` (its low seven bits
+    // plus 0x7f carry into bit 7 unless they are zero, or bit 7 was set already).
+    let not_zero = |x: u64| ((x & LOW) + LOW) | x;
+    let quote = not_zero(w ^ (ONES * u64::from(b'"')));
+    let backslash = not_zero(w ^ (ONES * u64::from(b'\\')));
+    // Bit 7 set iff the byte is 0x20 or more.
+    let not_control = ((w & LOW) + ONES * 0x60) | w;
+    !(quote & backslash & not_control) & (ONES << 7)
+}
+
 /// 0x0101…01.
 const ONES: u64 = u64::MAX / 255;
 
@@ -136,6 +151,23 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
+        /// Every byte's mark is exact, in words of any bytes and of bytes next to
+        /// the ones marked (where a borrow would mark a neighbour).
+        #[test]
+        fn special_bytes_are_marked_exactly(
+            w in proptest::prelude::any::<u64>(),
+            picks in proptest::collection::vec(proptest::sample::select(
+                vec![b'"', b'\\', 0u8, 0x1f, 0x20, 0x21, 0x5b, 0x5d, 0x7f, 0x80, 0xa2, 0xdc, 0xff]), 8),
+        ) {
+            let picked = u64::from_le_bytes(picks.try_into().unwrap());
+            for w in [w, picked] {
+                let want = w.to_le_bytes().iter().enumerate().fold(0u64, |m, (k, &c)| {
+                    m | (u64::from(matches!(c, b'"' | b'\\' | 0..=0x1f)) << (8 * k + 7))
+                });
+                proptest::prop_assert_eq!(special_bytes_exact(w), want, "{:016x}", w);
+            }
+        }
+
         /// Cut where `split_once("://")` cuts, colons and slashes anywhere.
         #[test]
         fn urls_split_at_the_scheme_as_split_once_does(url in "[a-z:/é@?]{0,16}") {
