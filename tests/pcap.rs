@@ -270,6 +270,11 @@ fn snapped_last_packet_and_truncated_file() {
     let (_, got) = collect(&bytes);
     assert_eq!(http(&got)[0].end, End::Truncated);
     assert_eq!(outcomes(&bytes), ["10 STREAM_INCOMPLETE"]);
+    // Once for the file: how many packets were cut, at what length, and the fix.
+    assert_eq!(
+        notices(&got),
+        [format!("1 packet(s) were captured cut short (at most {keep} bytes kept of each: the capture's snap length); what they carried past that is missing. Capture whole packets with `tcpdump -s 0`")]
+    );
 
     // The file itself cut inside the last record.
     let mut cap = Capture::new();

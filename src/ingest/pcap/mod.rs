@@ -258,6 +258,10 @@ struct State {
     embedded: KeyLog,
     /// TLS connections that stayed encrypted for want of secrets.
     opaque_tls: u64,
+    /// Packets captured shorter than they were, and the longest such capture: a
+    /// small snap length, told once for the file besides each stream's gap.
+    cut_packets: u64,
+    cut_len: usize,
 }
 
 /// What a connection's TLS layer needs from the capture: the key logs, and a count
@@ -292,6 +296,8 @@ impl State {
             given: Arc::default(),
             embedded: KeyLog::default(),
             opaque_tls: 0,
+            cut_packets: 0,
+            cut_len: 0,
         }
     }
 
@@ -403,6 +409,10 @@ impl State {
 
     fn packet(&mut self, linktype: i32, ts: Timestamp, data: &[u8], missing: u64) {
         self.last_ts = self.last_ts.max(ts);
+        if missing > 0 {
+            self.cut_packets += 1;
+            self.cut_len = self.cut_len.max(data.len());
+        }
         let l3 = match link::decode(linktype, data) {
             Ok(l3) => l3,
             Err(link::LinkError::NotIp(_)) => return,
@@ -729,6 +739,16 @@ impl State {
         conns.sort_by_key(|c| c.first_frame);
         for c in conns {
             self.close(c, End2::CaptureEnded);
+        }
+        if self.cut_packets > 0 {
+            self.diags.push(Problem::notice(
+                Kind::Lost,
+                Locator::Input,
+                format!(
+                    "{} packet(s) were captured cut short (at most {} bytes kept of each: the capture's snap length); what they carried past that is missing. Capture whole packets with `tcpdump -s 0`",
+                    self.cut_packets, self.cut_len
+                ),
+            ));
         }
         if self.opaque_tls > 0 {
             self.diags.push(Problem::notice(
