@@ -213,24 +213,21 @@ pub(crate) fn plain_string(b: &[u8], i: usize) -> Option<usize> {
 pub(crate) fn string(b: &[u8], i: usize) -> Option<usize> {
     let mut at = i + 1;
     loop {
-        let Some(w) = b.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok()) else {
-            // The last few bytes of the text.
-            let j = special(b, at)?;
-            if b[j] == b'"' {
-                return Some(j + 1);
-            }
-            at = j + escape_len(b, j)?;
-            continue;
-        };
-        let mut hits = crate::text::special_bytes_exact(u64::from_le_bytes(w));
+        let word = b.get(at..at + 8).and_then(|w| <[u8; 8]>::try_from(w).ok());
+        let hits = word.map_or(0, |w| {
+            crate::text::special_bytes_exact(u64::from_le_bytes(w))
+        });
         if hits == 0 {
-            let j = special(b, at + 8)?;
+            // A clean word, or fewer than 8 bytes left: the next special byte is
+            // searched for from past the word (or from here).
+            let j = special(b, if word.is_some() { at + 8 } else { at })?;
             if b[j] == b'"' {
                 return Some(j + 1);
             }
             at = j + escape_len(b, j)?;
             continue;
         }
+        let mut hits = hits;
         loop {
             let j = at + (hits.trailing_zeros() / 8) as usize;
             if b[j] == b'"' {
@@ -488,7 +485,9 @@ pub(crate) fn checked_string_head(t: &str, max: usize) -> Option<Cow<'_, str>> {
     let end = b.len().checked_sub(1).filter(|&e| e > 0)?;
     let inner = t.get(1..end)?;
     let Some(first) = memchr::memchr(b'\\', inner.as_bytes()) else {
-        return Some(Cow::Borrowed(inner.get(..floor_boundary(inner, max))?));
+        return Some(Cow::Borrowed(
+            inner.get(..crate::text::floor_boundary(inner, max))?,
+        ));
     };
     let mut out = String::with_capacity(max.min(inner.len()) + 4);
     let mut j = 1;
@@ -515,7 +514,7 @@ pub(crate) fn checked_string_head(t: &str, max: usize) -> Option<Cow<'_, str>> {
     if !surrogates_pair(b.get(j..end)?) {
         return None;
     }
-    out.truncate(floor_boundary(&out, max));
+    out.truncate(crate::text::floor_boundary(&out, max));
     Some(Cow::Owned(out))
 }
 
@@ -545,15 +544,6 @@ fn surrogates_pair(s: &[u8]) -> bool {
         }
     }
     true
-}
-
-/// The largest character boundary of `s` at or below `max`.
-pub(crate) fn floor_boundary(s: &str, max: usize) -> usize {
-    let mut cut = max.min(s.len());
-    while !s.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    cut
 }
 
 /// The character of the escape at `j` (a backslash) and the escape's length; a
@@ -686,10 +676,30 @@ mod tests {
             let ours = checked_string_head(&text, max);
             prop_assert_eq!(
                 ours.map(Cow::into_owned),
-                theirs.map(|t| t[..floor_boundary(&t, max)].to_owned()),
+                theirs.map(|t| t[..crate::text::floor_boundary(&t, max)].to_owned()),
                 "{} {}", text, max
             );
             prop_assert_eq!(skip(text.as_bytes(), 0), Some(text.len()));
+        }
+    }
+
+    /// Every special byte of a word is used, so each must be marked exactly: a
+    /// byte right after a quote or a backslash (`#` is `"` + 1, `]` is `\` + 1) is
+    /// no special byte, though a borrow in a first-byte-only mask would mark it.
+    #[test]
+    fn bytes_next_to_escapes_are_plain_text() {
+        for text in [
+            r##""a\"#b""##,
+            r##""\\]\\]\"#\"#x""##,
+            r##""12345\"#\\]abcdefgh""##,
+        ] {
+            assert_eq!(string(text.as_bytes(), 0), Some(text.len()), "{text}");
+            assert_eq!(skip(text.as_bytes(), 0), Some(text.len()), "{text}");
+            let decoded = serde_json::from_str::<String>(text).unwrap();
+            assert_eq!(
+                unescaped(text, 0).map(|(_, s)| s.into_owned()),
+                Some(decoded)
+            );
         }
     }
 

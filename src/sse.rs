@@ -351,11 +351,7 @@ impl SseParser {
             }
             text.push_str(&String::from_utf8_lossy(&self.line));
             if text.len() > TAIL_EVIDENCE {
-                let mut cut = TAIL_EVIDENCE;
-                while !text.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                text.truncate(cut);
+                text.truncate(crate::text::floor_boundary(&text, TAIL_EVIDENCE));
                 text.push('…');
             }
             tail = Some(text);

@@ -54,7 +54,9 @@ pub fn special_bytes(w: u64) -> u64 {
 
 /// The high bit of each byte of `w` that is a quote, a backslash or a control
 /// character: exact for every byte (no borrow crosses bytes), for a caller that
-/// uses all of them, not only the first.
+/// uses all of them, not only the first. Three operations more than
+/// `special_bytes`, which the searches for a first byte keep (1.4% of a run of
+/// small calls when they used this one).
 pub fn special_bytes_exact(w: u64) -> u64 {
     const LOW: u64 = ONES * 0x7f;
     // A byte's high bit is set below iff the byte is not `c` (its low seven bits
@@ -103,17 +105,23 @@ pub fn lossy(bytes: &[u8]) -> Cow<'_, str> {
     }
 }
 
+/// The largest character boundary of `s` at or below `max` (`str::floor_char_boundary`
+/// is newer than the Rust this crate supports).
+pub fn floor_boundary(s: &str, max: usize) -> usize {
+    let mut cut = max.min(s.len());
+    while !s.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    cut
+}
+
 /// The first `EXCERPT` bytes of `text`, cut on a character boundary.
 pub fn excerpt(text: &str) -> String {
     if text.len() <= EXCERPT {
         return text.to_owned();
     }
-    let mut cut = EXCERPT;
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
     // Once per message: a concatenation, not `format!`'s machinery.
-    [&text[..cut], "…"].concat()
+    [&text[..floor_boundary(text, EXCERPT)], "…"].concat()
 }
 
 /// Human wording for a serde_json error on hostile input.

@@ -168,11 +168,7 @@ impl Call {
         ev.notifications = Vec::new();
         if let Some(x) = &mut ev.excerpt {
             if x.len() > 160 {
-                let mut cut = 160;
-                while !x.is_char_boundary(cut) {
-                    cut -= 1;
-                }
-                x.truncate(cut);
+                x.truncate(crate::text::floor_boundary(x, 160));
                 x.push('…');
             }
             x.shrink_to_fit();

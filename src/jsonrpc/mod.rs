@@ -99,7 +99,7 @@ pub fn decode_text(
     ts: Option<Timestamp>,
 ) -> Vec<Item> {
     let mut items = Vec::with_capacity(1);
-    decode_text_into(text, place, event_id, ts, &mut items, false);
+    decode_text_into(text, place, event_id, ts, &mut items, Message::parse);
     items
 }
 
@@ -108,19 +108,20 @@ pub fn decode_text(
 /// them a second time.
 pub fn decode_checked_text(text: &str, place: Place, ts: Option<Timestamp>) -> Vec<Item> {
     let mut items = Vec::with_capacity(1);
-    decode_text_into(text, place, None, ts, &mut items, true);
+    decode_text_into(text, place, None, ts, &mut items, Message::parse_checked);
     items
 }
 
 /// `decode_text`, adding the items to `items`: a stream's events go into one list
-/// sized once, not a list per event gathered by growing another.
+/// sized once, not a list per event gathered by growing another. An object is read
+/// with `parse` (`Message::parse`, or `parse_checked` for text already checked).
 fn decode_text_into(
     text: &str,
     place: Place,
     event_id: Option<&str>,
     ts: Option<Timestamp>,
     items: &mut Vec<Item>,
-    checked: bool,
+    parse: fn(&str) -> Result<Message, serde_json::Error>,
 ) {
     let item = |decoded, batch_index| Item {
         decoded,
@@ -132,12 +133,7 @@ fn decode_text_into(
     };
     let trimmed = text.trim_start_matches('\u{feff}').trim();
     if trimmed.starts_with('{') {
-        let parsed = if checked {
-            Message::parse_checked(trimmed)
-        } else {
-            Message::parse(trimmed)
-        };
-        items.push(match parsed {
+        items.push(match parse(trimmed) {
             Ok(m) => item(Decoded::Message(Box::new(m)), None),
             Err(e) => item(not_json_or_multiple(trimmed, &e), None),
         });
@@ -203,7 +199,14 @@ pub fn decode_response(resp: &HttpResponse) -> Vec<Item> {
                 if !e.data.trim().is_empty() {
                     let ts = e.ts.or(resp.ts);
                     let id = e.id.as_deref();
-                    decode_text_into(&e.data, Place::Event { index }, id, ts, &mut items, false);
+                    decode_text_into(
+                        &e.data,
+                        Place::Event { index },
+                        id,
+                        ts,
+                        &mut items,
+                        Message::parse,
+                    );
                 }
             }
             items

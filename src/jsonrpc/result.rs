@@ -247,7 +247,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for BlockText<'a> {
 
 /// The first `TEXT_HEAD` bytes of `s`, cut on a character boundary.
 fn head(s: &str) -> &str {
-    &s[..crate::json::floor_boundary(s, TEXT_HEAD)]
+    &s[..crate::text::floor_boundary(s, TEXT_HEAD)]
 }
 
 /// A string (its head), borrowed when it has no escapes; `None` for any other value.
