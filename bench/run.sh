@@ -16,7 +16,7 @@ dir=${1:-/tmp/mcpsift-bench}
 mb=${2:-150}
 limit=${LIMIT:-300}
 repeat=${REPEAT:-3}
-shapes=${SHAPES:-"keepalive current flows large har jsonl small stdio"}
+shapes=${SHAPES:-"keepalive current flows large har jsonl small stdio archive dir"}
 mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
 bin=./target/release/mcpsift
@@ -31,12 +31,14 @@ file_of() {
     jsonl) echo "$dir/sessions.jsonl" ;;
     small) echo "$dir/small-calls.jsonl" ;;
     stdio) echo "$dir/stdio.jsonl" ;;
+    archive) echo "$dir/archive.tar.gz" ;;
+    dir) echo "$dir/archive-dir" ;;
     esac
 }
 generate() {
     local f
     f=$(file_of "$1")
-    [ -f "$f" ] && return
+    [ -e "$f" ] && return
     case $1 in
     keepalive | flows | large) python3 bench/make_shapes_pcap.py "$1" "$f" "$mb" ;;
     current) ./target/release/examples/gen_pcap "$f" $((mb * 1000000 / 1048576)) ;;
@@ -44,6 +46,12 @@ generate() {
     jsonl) python3 bench/make_big_jsonl.py "$f" "$mb" 8 ;;
     small) python3 bench/make_small_calls.py "$f" "$mb" ;;
     stdio) python3 bench/make_stdio.py "$f" "$mb" ;;
+    archive) python3 bench/make_archive.py "$f" "$mb" ;;
+    dir) # The archive's members as files: a directory of many small logs.
+        generate archive
+        mkdir -p "$f"
+        tar -xzf "$(file_of archive)" -C "$f"
+        ;;
     esac
 }
 
@@ -72,11 +80,23 @@ printf '%s\n' "machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB,
 for shape in $shapes; do
     generate "$shape"
     f=$(file_of "$shape")
-    size=$(stat -c %s "$f")
+    # MB/s counts an archive's tar stream (its logs before compression) and a
+    # directory's files; cat reads what is on disk (the archive compressed).
+    case $shape in
+    archive) size=$(gzip -dc "$f" | wc -c) ;;
+    dir) size=$(du -sb "$f" | cut -f1) ;;
+    *) size=$(stat -c %s "$f") ;;
+    esac
     echo "== $shape: $(basename "$f") ($((size / 1000000)) MB)"
-    cat "$f" > /dev/null # warm the page cache
-    read -r cs ck < <(timed sh -c "cat '$f' > /dev/null")
-    row "cat FILE > /dev/null" "$cs" "$ck" "" ""
+    if [ -d "$f" ]; then
+        find "$f" -type f -exec cat {} + > /dev/null # warm the page cache
+        read -r cs ck < <(timed sh -c "find '$f' -type f -exec cat {} + > /dev/null")
+        row "cat every file" "$cs" "$ck" "" ""
+    else
+        cat "$f" > /dev/null # warm the page cache
+        read -r cs ck < <(timed sh -c "cat '$f' > /dev/null")
+        row "cat FILE > /dev/null" "$cs" "$ck" "" ""
+    fi
     ts=""
     case $f in *.pcap)
         if command -v tshark > /dev/null; then
