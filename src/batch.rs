@@ -333,6 +333,32 @@ pub fn run(inputs: &[Input], config: &Config) -> Report {
 
 /// `run`, updating `progress` as bytes are read and inputs finish.
 pub fn run_with_progress(inputs: &[Input], config: &Config, progress: &Progress) -> Report {
+    run_inner(inputs, config, progress, None)
+}
+
+/// `run_with_progress` for a run that writes as it goes: `emit` gets each input's
+/// report in input order, as soon as that input and every one before it are done,
+/// and may change it (redact it); then the input's streamed calls (the spool, with
+/// its memory and file) and what only a stage 2 run reads (observations, peers,
+/// annotations) are dropped. The report returned keeps the rest (counts, problems,
+/// findings) for a summary and the exit code. Inputs are started in order
+/// and at most `AHEAD` finished ones wait for an earlier one, so memory does not grow
+/// with the number of inputs, however long a directory or an archive.
+pub fn run_emitting(
+    inputs: &[Input],
+    config: &Config,
+    progress: &Progress,
+    emit: &mut (dyn FnMut(&mut InputReport) + Send),
+) -> Report {
+    run_inner(inputs, config, progress, Some(emit))
+}
+
+fn run_inner(
+    inputs: &[Input],
+    config: &Config,
+    progress: &Progress,
+    emit: Option<&mut (dyn FnMut(&mut InputReport) + Send)>,
+) -> Report {
     let planned = plan(inputs);
     // One input and spare cores: read it on one thread and correlate on another.
     let threads = match config.threads {
@@ -358,14 +384,17 @@ pub fn run_with_progress(inputs: &[Input], config: &Config, progress: &Progress)
         .total_inputs
         .store(planned.len() as u64, Ordering::Relaxed);
     let work = || -> Vec<Vec<Analysed>> {
-        planned
-            .par_iter()
-            .map(|p| {
-                let r = analyse_one(p, config, progress);
-                progress.inputs_done.fetch_add(1, Ordering::Relaxed);
-                r
-            })
-            .collect()
+        match emit {
+            Some(emit) => in_order(&planned, inputs, config, progress, emit),
+            None => planned
+                .par_iter()
+                .map(|p| {
+                    let r = analyse_one(p, config, progress);
+                    progress.inputs_done.fetch_add(1, Ordering::Relaxed);
+                    r
+                })
+                .collect(),
+        }
     };
     let results = if config.threads > 0 {
         match rayon::ThreadPoolBuilder::new()
@@ -404,6 +433,131 @@ pub fn run_with_progress(inputs: &[Input], config: &Config, progress: &Progress)
     report
 }
 
+/// Finished inputs a writing run holds at most while an earlier input is still
+/// being read; a worker waits before starting an input further ahead. Each holds
+/// its spool (up to `SPOOL_MEMORY` in memory, then an open file).
+const AHEAD: usize = 16;
+
+/// `run_emitting`'s scheduler: every worker takes the next input in order, and
+/// each report goes to `emit` once the inputs before it are written.
+fn in_order(
+    planned: &[Planned],
+    inputs: &[Input],
+    config: &Config,
+    progress: &Progress,
+    emit: &mut (dyn FnMut(&mut InputReport) + Send),
+) -> Vec<Vec<Analysed>> {
+    let order = Ordered {
+        state: std::sync::Mutex::new(OrderState {
+            next: 0,
+            held: Default::default(),
+            done: (0..planned.len()).map(|_| Vec::new()).collect(),
+            emit,
+            inputs,
+        }),
+        room: std::sync::Condvar::new(),
+    };
+    let taken = std::sync::atomic::AtomicUsize::new(0);
+    let workers = rayon::current_num_threads().clamp(1, planned.len().max(1));
+    rayon::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|_| loop {
+                let i = taken.fetch_add(1, Ordering::Relaxed);
+                let Some(p) = planned.get(i) else { break };
+                order.wait_for_room(i);
+                analyse_one_into(p, config, progress, &mut |a| order.put(i, a));
+                order.finish(i);
+                progress.inputs_done.fetch_add(1, Ordering::Relaxed);
+            });
+        }
+    });
+    order
+        .state
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .done
+}
+
+struct Ordered<'e> {
+    state: std::sync::Mutex<OrderState<'e>>,
+    /// Signalled when the input being written moves on.
+    room: std::sync::Condvar,
+}
+
+struct OrderState<'e> {
+    /// The planned input being written: its reports go out as they come.
+    next: usize,
+    /// Reports of later inputs, and whether each of those inputs is finished.
+    held: std::collections::BTreeMap<usize, (Vec<Analysed>, bool)>,
+    /// Every input's reports once written (without their spools).
+    done: Vec<Vec<Analysed>>,
+    emit: &'e mut (dyn FnMut(&mut InputReport) + Send),
+    inputs: &'e [Input],
+}
+
+impl OrderState<'_> {
+    fn write(&mut self, i: usize, mut a: Analysed) {
+        if let Ok(ir) = &mut a {
+            ir.stable_path = stable_path(&ir.path, self.inputs);
+            (self.emit)(ir);
+            // Written: what is left is what a summary and the exit code read.
+            let a = &mut ir.analysis;
+            if let Some(streamed) = &mut a.streamed {
+                streamed.product = Box::new(());
+            }
+            a.observations = Vec::new();
+            a.scope_info = Vec::new();
+            a.tools = Vec::new();
+        }
+        self.done[i].push(a);
+    }
+}
+
+impl<'e> Ordered<'e> {
+    fn state(&self) -> std::sync::MutexGuard<'_, OrderState<'e>> {
+        // A panic while writing has been caught as that input's error already.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn put(&self, i: usize, a: Analysed) {
+        let mut st = self.state();
+        if i == st.next {
+            st.write(i, a);
+        } else {
+            st.held.entry(i).or_default().0.push(a);
+        }
+    }
+
+    fn finish(&self, i: usize) {
+        let mut st = self.state();
+        if i != st.next {
+            st.held.entry(i).or_default().1 = true;
+            return;
+        }
+        loop {
+            st.next += 1;
+            let n = st.next;
+            let Some((reports, finished)) = st.held.remove(&n) else {
+                break;
+            };
+            for a in reports {
+                st.write(n, a);
+            }
+            if !finished {
+                break;
+            }
+        }
+        self.room.notify_all();
+    }
+
+    fn wait_for_room(&self, i: usize) {
+        let mut st = self.state();
+        while i >= st.next + AHEAD {
+            st = self.room.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
 /// Most members read from one archive; past it the rest is reported, not read.
 const MAX_ARCHIVE_MEMBERS: usize = 100_000;
 
@@ -413,25 +567,38 @@ const MAX_ARCHIVE_MEMBERS: usize = 100_000;
 pub type Analysed = Result<InputReport, (String, String)>;
 
 fn analyse_one(p: &Planned, config: &Config, progress: &Progress) -> Vec<Analysed> {
+    let mut out = Vec::new();
+    analyse_one_into(p, config, progress, &mut |a| out.push(a));
+    out
+}
+
+/// `analyse_one`, handing each report to `put` as it is made (an archive's members
+/// one by one).
+fn analyse_one_into(
+    p: &Planned,
+    config: &Config,
+    progress: &Progress,
+    put: &mut dyn FnMut(Analysed),
+) {
     let (input, walked) = match p {
         Planned::File { input, walked } => (input, *walked),
         Planned::Missing(e) => {
-            return vec![Ok(error_report(e.path.clone(), e.source.to_string()))];
+            return put(Ok(error_report(e.path.clone(), e.source.to_string())));
         }
-        Planned::Skipped(path, why) => return vec![Err((path.clone(), why.clone()))],
+        Planned::Skipped(path, why) => return put(Err((path.clone(), why.clone()))),
     };
     let path = input.display();
     let reader: Box<dyn Read + '_> = match input {
         Input::Path(p) => match File::open(p) {
             Ok(f) => Box::new(Counted { inner: f, progress }),
-            Err(e) => return vec![Ok(error_report(path, e.to_string()))],
+            Err(e) => return put(Ok(error_report(path, e.to_string()))),
         },
         Input::Stdin => Box::new(Counted {
             inner: io::stdin().lock(),
             progress,
         }),
     };
-    analyse_named(path, reader, walked, config)
+    analyse_named_into(path, reader, walked, config, put)
 }
 
 /// Reads one named input from `reader`: undoes compression, and for a tar archive
@@ -442,26 +609,37 @@ pub fn analyse_named(
     walked: bool,
     config: &Config,
 ) -> Vec<Analysed> {
+    let mut out = Vec::new();
+    analyse_named_into(path, reader, walked, config, &mut |a| out.push(a));
+    out
+}
+
+/// `analyse_named`, handing each report to `put` as it is made.
+fn analyse_named_into(
+    path: String,
+    reader: Box<dyn Read + '_>,
+    walked: bool,
+    config: &Config,
+    put: &mut dyn FnMut(Analysed),
+) {
     // One decompression budget for the input and everything inside it.
     let budget = ingest::Expansion::new(config.limits.max_decompressed_bytes);
     let opened = guarded(|| ingest::open_within(reader, &config.limits, &budget));
     match opened {
-        Err(bug) => vec![Ok(error_report(path, bug))],
-        Ok(Err(e)) => vec![judged(path, Err(e), walked)],
-        Ok(Ok(Opened::Stream(r))) => {
-            vec![guarded(|| {
-                let analysis = analyse_opened(&path, r, config, config.pipeline);
-                judged(path.clone(), analysis, walked)
-            })
-            .unwrap_or_else(|bug| Ok(error_report(path, bug)))]
-        }
+        Err(bug) => put(Ok(error_report(path, bug))),
+        Ok(Err(e)) => put(judged(path, Err(e), walked)),
+        Ok(Ok(Opened::Stream(r))) => put(guarded(|| {
+            let analysis = analyse_opened(&path, r, config, config.pipeline);
+            judged(path.clone(), analysis, walked)
+        })
+        .unwrap_or_else(|bug| Ok(error_report(path, bug)))),
         Ok(Ok(Opened::Tar(r))) => {
             let mut nesting = Nesting {
                 depth: 0,
                 members: 0,
                 budget,
             };
-            archive_members(&path, r, config, &mut nesting)
+            archive_members(&path, r, config, &mut nesting, put)
         }
     }
 }
@@ -546,21 +724,21 @@ fn archive_members(
     reader: Box<dyn io::BufRead + '_>,
     config: &Config,
     nesting: &mut Nesting,
-) -> Vec<Analysed> {
-    let mut out = Vec::new();
+    put: &mut dyn FnMut(Analysed),
+) {
     let mut archive = tar::Archive::new(reader);
     let entries = match archive.entries() {
         Ok(e) => e,
         Err(e) => {
-            return vec![Ok(error_report(
+            return put(Ok(error_report(
                 path.to_owned(),
                 format!("not a readable tar archive: {e}"),
-            ))]
+            )))
         }
     };
     for (n, entry) in entries.enumerate() {
         if nesting.members >= MAX_ARCHIVE_MEMBERS {
-            out.push(Ok(error_report(
+            put(Ok(error_report(
                 path.to_owned(),
                 format!("the archive has more than {MAX_ARCHIVE_MEMBERS} members; the rest were not read"),
             )));
@@ -578,7 +756,7 @@ fn archive_members(
                         "the archive is damaged after {n} members ({e}); the rest were not read"
                     ),
                 };
-                out.push(Ok(error_report(path.to_owned(), why)));
+                put(Ok(error_report(path.to_owned(), why)));
                 break;
             }
         };
@@ -598,14 +776,12 @@ fn archive_members(
         let depth = nesting.depth;
         let size = entry.size();
         let result =
-            guarded(|| member_reports(member.clone(), Box::new(entry), size, config, nesting));
+            guarded(|| member_reports(member.clone(), Box::new(entry), size, config, nesting, put));
         nesting.depth = depth;
-        match result {
-            Ok(reports) => out.extend(reports),
-            Err(bug) => out.push(Ok(error_report(member, bug))),
+        if let Err(bug) = result {
+            put(Ok(error_report(member, bug)));
         }
     }
-    out
 }
 
 /// Archive members smaller than this (as stored) are read on one thread even when
@@ -622,24 +798,24 @@ fn member_reports(
     size: u64,
     config: &Config,
     nesting: &mut Nesting,
-) -> Vec<Analysed> {
+    put: &mut dyn FnMut(Analysed),
+) {
     match ingest::open_within(reader, &config.limits, &nesting.budget) {
-        Err(e) => vec![judged(member, Err(e), true)],
+        Err(e) => put(judged(member, Err(e), true)),
         Ok(Opened::Stream(r)) => {
             let pipeline = config.pipeline && size >= PIPELINE_MIN_MEMBER;
             let analysis = analyse_opened(&member, r, config, pipeline);
-            vec![judged(member, analysis, true)]
+            put(judged(member, analysis, true))
         }
         Ok(Opened::Tar(r)) if nesting.depth < MAX_NESTING => {
             nesting.depth += 1;
-            let reports = archive_members(&member, r, config, nesting);
+            archive_members(&member, r, config, nesting, put);
             nesting.depth -= 1;
-            reports
         }
-        Ok(Opened::Tar(_)) => vec![Ok(error_report(
+        Ok(Opened::Tar(_)) => put(Ok(error_report(
             member,
             format!("an archive nested more than {MAX_NESTING} archives deep; not read (unpack the outer ones)"),
-        ))],
+        ))),
     }
 }
 
@@ -1042,5 +1218,76 @@ mod pipe_tests {
         ] {
             assert!(here.iter().any(|r| r.contains(outcome)), "{outcome}");
         }
+    }
+}
+
+#[cfg(test)]
+mod order_tests {
+    use super::*;
+
+    fn ordered<'e>(n: usize, emit: &'e mut (dyn FnMut(&mut InputReport) + Send)) -> Ordered<'e> {
+        Ordered {
+            state: std::sync::Mutex::new(OrderState {
+                next: 0,
+                held: Default::default(),
+                done: (0..n).map(|_| Vec::new()).collect(),
+                emit,
+                inputs: &[],
+            }),
+            room: std::sync::Condvar::new(),
+        }
+    }
+
+    fn report(path: &str) -> Analysed {
+        Ok(error_report(path.to_owned(), "x".to_owned()))
+    }
+
+    #[test]
+    fn reports_are_written_in_input_order_whatever_finishes_first() {
+        let mut written = Vec::new();
+        let mut emit = |ir: &mut InputReport| written.push(ir.path.clone());
+        let order = ordered(4, &mut emit);
+        // Input 2 finishes first; input 1 has a member out, then another.
+        order.put(2, report("c"));
+        order.finish(2);
+        order.put(1, report("b1"));
+        order.put(0, report("a"));
+        order.put(3, report("d"));
+        order.finish(0);
+        order.put(1, report("b2"));
+        order.finish(1);
+        order.finish(3);
+        let done = order.state.into_inner().unwrap().done;
+        let paths: Vec<Vec<String>> = done
+            .iter()
+            .map(|d| d.iter().map(|a| a.as_ref().unwrap().path.clone()).collect())
+            .collect();
+        assert_eq!(paths, [vec!["a"], vec!["b1", "b2"], vec!["c"], vec!["d"]]);
+        assert_eq!(written, ["a", "b1", "b2", "c", "d"]);
+    }
+
+    #[test]
+    fn a_worker_waits_rather_than_run_more_than_ahead_inputs_past_the_one_written() {
+        let mut emit = |_: &mut InputReport| {};
+        let order = ordered(AHEAD + 1, &mut emit);
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                order.wait_for_room(AHEAD - 1);
+                tx.send(AHEAD - 1).unwrap();
+                order.wait_for_room(AHEAD);
+                tx.send(AHEAD).unwrap();
+            });
+            let wait = std::time::Duration::from_millis(200);
+            assert_eq!(rx.recv_timeout(wait), Ok(AHEAD - 1));
+            // Input 0 is still being read: input AHEAD may not start.
+            assert!(rx.recv_timeout(wait).is_err());
+            order.put(0, report("a"));
+            order.finish(0);
+            assert_eq!(
+                rx.recv_timeout(std::time::Duration::from_secs(10)),
+                Ok(AHEAD)
+            );
+        });
     }
 }

@@ -296,9 +296,9 @@ fn write_file(
     Ok(())
 }
 
-/// `batch::run` with a bar on stderr (bytes, inputs, MB/s, ETA) redrawn from the
-/// library's counters by a second thread; cleared before the report is printed.
-fn with_progress_bar(inputs: &[Input], config: &Config) -> batch::Report {
+/// A batch run (`run`) with a bar on stderr (bytes, inputs, MB/s, ETA) redrawn from
+/// the library's counters by a second thread; cleared before the report is printed.
+fn with_progress_bar(run: impl FnOnce(&batch::Progress) -> batch::Report) -> batch::Report {
     use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
     use std::sync::atomic::Ordering::Relaxed;
     let progress = batch::Progress::default();
@@ -329,7 +329,7 @@ fn with_progress_bar(inputs: &[Input], config: &Config) -> batch::Report {
                 bar.set_position(progress.bytes_read.load(Relaxed));
             }
         });
-        let report = batch::run_with_progress(inputs, config, &progress);
+        let report = run(&progress);
         done.store(true, Relaxed);
         report
     });
@@ -436,10 +436,30 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             }
         })
         .collect();
+    // A streaming run writes each input's records as soon as the inputs before it
+    // are written, so nothing of an input is kept past its turn.
+    let mut streamer = match (stream, &args.output) {
+        (false, _) => None,
+        (true, Some(path)) => {
+            let file = std::fs::File::create(path)
+                .with_context(|| format!("cannot create output {}", path.display()))?;
+            let w: Box<dyn Write + Send> = Box::new(io::BufWriter::new(file));
+            Some(report::jsonl::Streamer::new(w, redactor))
+        }
+        (true, None) => {
+            let w: Box<dyn Write + Send> =
+                Box::new(io::BufWriter::with_capacity(64 << 10, io::stdout()));
+            Some(report::jsonl::Streamer::new(w, redactor))
+        }
+    };
+    let mut run_batch = |progress: &batch::Progress| match &mut streamer {
+        Some(s) => batch::run_emitting(&inputs, &config, progress, &mut |ir| s.input(ir)),
+        None => batch::run_with_progress(&inputs, &config, progress),
+    };
     let mut report = if !args.quiet && stderr.is_terminal() {
-        with_progress_bar(&inputs, &config)
+        with_progress_bar(run_batch)
     } else {
-        batch::run(&inputs, &config)
+        run_batch(&batch::Progress::default())
     };
 
     // Shared passes, in order: filters, baseline, redaction (report/mod.rs).
@@ -456,7 +476,12 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     if let Some(a) = &applied {
         report.baseline_accepted = a.accepted;
     }
-    redactor.report(&mut report);
+    if streamer.is_some() {
+        // Each input was redacted as it was written.
+        redactor.run_fields(&mut report);
+    } else {
+        redactor.report(&mut report);
+    }
 
     let to_terminal = args.output.is_none() && io::stdout().is_terminal();
     let opts = HumanOptions {
@@ -503,9 +528,16 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             report::write(&report, OutputFormat::Html, &opts, w)
         })?;
     }
-    match &args.output {
-        Some(path) => write_file(path, "output", |w| report::write(&report, format, &opts, w))?,
-        None => {
+    match (streamer, &args.output) {
+        (Some(s), Some(path)) => s
+            .finish(&report)
+            .with_context(|| format!("cannot write output {}", path.display()))?,
+        // Not wrapped: a closed stdout (`| head`) must stay a bare BrokenPipe.
+        (Some(s), None) => s.finish(&report)?,
+        (None, Some(path)) => {
+            write_file(path, "output", |w| report::write(&report, format, &opts, w))?
+        }
+        (None, None) => {
             let mut out = io::stdout().lock();
             report::write(&report, format, &opts, &mut out)?;
             out.flush()?;

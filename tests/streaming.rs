@@ -387,3 +387,80 @@ fn calls_streamed_on_two_threads_reach_the_sink_as_on_one() {
     assert_eq!(one_findings, two_findings);
     assert!(one == two, "the records differ");
 }
+
+#[test]
+fn many_inputs_written_as_they_finish_give_the_records_of_the_whole_report() {
+    // A directory (and a tar.gz) of inputs of very different lengths, so that on two
+    // threads later inputs finish before earlier ones: a streaming run writes each
+    // input once the ones before it are written, and must print the bytes of a run
+    // that keeps the whole report, inputs in path order.
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let mut tar = tar::Builder::new(flate2::write::GzEncoder::new(
+        Vec::new(),
+        flate2::Compression::fast(),
+    ));
+    let mut names = Vec::new();
+    for i in 0..40 {
+        // Every seventh input is long (hundreds of calls), the rest a few calls.
+        let calls = if i % 7 == 0 { 400 } else { 1 + i % 3 };
+        let mut lines = Vec::new();
+        for k in 0..calls {
+            let id = i64::from(k) + 1;
+            let text = format!("input {i} call {k}");
+            lines.push(post(
+                i64::from(k) * 1000,
+                call(id, "read", json!({"k": k})),
+                Some((200, ok(id, &text))),
+            ));
+        }
+        let name = format!("s{i:03}.jsonl");
+        let body = lines.join("\n") + "\n";
+        std::fs::write(logs.join(&name), &body).unwrap();
+        let mut h = tar::Header::new_gnu();
+        h.set_size(body.len() as u64);
+        h.set_mode(0o644);
+        h.set_cksum();
+        tar.append_data(&mut h, &name, body.as_bytes()).unwrap();
+        names.push(name);
+    }
+    let archive = dir.path().join("logs.tar.gz");
+    std::fs::write(&archive, tar.into_inner().unwrap().finish().unwrap()).unwrap();
+    let html = dir.path().join("r.html");
+    for input in [logs.to_str().unwrap(), archive.to_str().unwrap()] {
+        let whole = cli_stdout(
+            &[input],
+            &["--threads", "1", "--html", html.to_str().unwrap()],
+        );
+        for threads in ["1", "2"] {
+            let streamed = cli_stdout(&[input], &["--threads", threads]);
+            assert!(
+                streamed == whole,
+                "{input} on {threads} threads: streamed and whole-report jsonl differ"
+            );
+        }
+        let order: Vec<String> = whole
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .filter(|r| r["type"] == "input")
+            .map(|r| {
+                r["path"]
+                    .as_str()
+                    .unwrap()
+                    .rsplit('/')
+                    .next()
+                    .unwrap()
+                    .to_owned()
+            })
+            .collect();
+        assert_eq!(order, names, "{input}");
+        assert_eq!(
+            whole
+                .lines()
+                .filter(|l| l.contains(r#""type":"call""#))
+                .count(),
+            2_467,
+        );
+    }
+}

@@ -541,32 +541,81 @@ pub fn records(report: &Report) -> Vec<Value> {
 
 pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     for ir in &report.inputs {
-        serde_json::to_writer(&mut *w, &input_record(ir))?;
-        w.write_all(b"\n")?;
-        if let Some(spool) = ir
-            .analysis
-            .streamed
-            .as_ref()
-            .and_then(|s| s.product.downcast_ref::<Spool>())
-        {
-            spool.copy_to(w)?;
-        }
-        let mut line = Vec::new();
-        let input = quoted(&ir.path);
-        for c in &ir.analysis.calls {
-            // The bulk of any large report: written by hand, one line at a time.
-            line.clear();
-            write_call(&mut line, &input, c)?;
-            line.push(b'\n');
-            w.write_all(&line)?;
-        }
-        for f in &ir.analysis.findings {
-            serde_json::to_writer(&mut *w, &finding_record(&ir.path, f))?;
-            w.write_all(b"\n")?;
-        }
+        write_input(ir, w)?;
     }
+    write_summary(report, w)
+}
+
+/// One input's records: the `input` record, its calls (spooled or kept), its findings.
+fn write_input(ir: &InputReport, w: &mut dyn Write) -> io::Result<()> {
+    serde_json::to_writer(&mut *w, &input_record(ir))?;
+    w.write_all(b"\n")?;
+    if let Some(spool) = ir
+        .analysis
+        .streamed
+        .as_ref()
+        .and_then(|s| s.product.downcast_ref::<Spool>())
+    {
+        spool.copy_to(w)?;
+    }
+    let mut line = Vec::new();
+    let input = quoted(&ir.path);
+    for c in &ir.analysis.calls {
+        // The bulk of any large report: written by hand, one line at a time.
+        line.clear();
+        write_call(&mut line, &input, c)?;
+        line.push(b'\n');
+        w.write_all(&line)?;
+    }
+    for f in &ir.analysis.findings {
+        serde_json::to_writer(&mut *w, &finding_record(&ir.path, f))?;
+        w.write_all(b"\n")?;
+    }
+    Ok(())
+}
+
+fn write_summary(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer(&mut *w, &summary_record(report))?;
     w.write_all(b"\n")
+}
+
+/// Writes a streaming run's records while it runs (`batch::run_emitting`): each
+/// input's records when the batch hands the input over, in input order, then the
+/// summary. The same records as `write_jsonl`, but no input's calls are kept past
+/// its turn. The first write error stops the writing and is returned by `finish`.
+pub struct Streamer<W: Write> {
+    w: W,
+    redactor: Redactor,
+    error: Option<io::Error>,
+}
+
+impl<W: Write> Streamer<W> {
+    pub fn new(w: W, redactor: Redactor) -> Self {
+        Streamer {
+            w,
+            redactor,
+            error: None,
+        }
+    }
+
+    /// Redacts one input's report (as `Redactor::report` would) and writes its records.
+    pub fn input(&mut self, ir: &mut InputReport) {
+        self.redactor.input(ir);
+        if self.error.is_none() {
+            if let Err(e) = write_input(ir, &mut self.w) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    /// Writes the summary of the run (`report`, redacted) and flushes.
+    pub fn finish(mut self, report: &Report) -> io::Result<()> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
+        write_summary(report, &mut self.w)?;
+        self.w.flush()
+    }
 }
 
 /// The same records as one document, `{"schema": 1, "records": [...]}`, written

@@ -23,7 +23,7 @@
 //! most of a report costs one linear scan. Hand-written rather than regex-based:
 //! the rules need JSON-aware quoting (`"` and `\"`), which is awkward in a regex.
 
-use crate::batch::Report;
+use crate::batch::{InputReport, Report};
 use crate::correlate::{short_hash, Call};
 use aho_corasick::AhoCorasick;
 use serde_json::Value;
@@ -436,6 +436,22 @@ impl Redactor {
         known.call_rest(c);
     }
 
+    /// Redacts one input's report whose calls were streamed (a spool redacted them):
+    /// what `report` does to each input of a streaming run, input by input.
+    pub fn input(&self, ir: &mut InputReport) {
+        if self.enabled {
+            Known::without_sessions(*self).input(ir);
+        }
+    }
+
+    /// Redacts what `report` redacts beyond its inputs (the filters, the skipped
+    /// files), for a run whose inputs went through `input` one by one.
+    pub fn run_fields(&self, report: &mut Report) {
+        if self.enabled {
+            Known::without_sessions(*self).run_fields(report);
+        }
+    }
+
     pub fn report(&self, report: &mut Report) {
         if !self.enabled {
             return;
@@ -662,28 +678,45 @@ impl Known<'_> {
         ev.notifications.iter_mut().for_each(|n| self.string(n));
     }
 
+    fn without_sessions(inner: Redactor) -> Self {
+        Known {
+            inner,
+            one: None,
+            simple: Default::default(),
+            complex: Vec::new(),
+        }
+    }
+
     fn report(&self, report: &mut Report) {
+        self.run_fields(report);
+        for ir in &mut report.inputs {
+            self.input(ir);
+        }
+    }
+
+    fn run_fields(&self, report: &mut Report) {
         // The filters echo what was typed, which can be anything.
         self.string(&mut report.filters);
         for (path, why) in &mut report.skipped {
             self.string(path);
             self.string(why);
         }
-        for ir in &mut report.inputs {
-            self.string(&mut ir.path);
-            self.string(&mut ir.stable_path);
-            self.option(&mut ir.error);
-            let a = &mut ir.analysis;
-            for p in a.problems.iter_mut().chain(a.notices.iter_mut()) {
-                self.string(&mut p.message);
-            }
-            for f in &mut a.findings {
-                self.arc(f.scope.arc_mut());
-                self.string(&mut f.detail);
-            }
-            for c in &mut a.calls {
-                self.call(c);
-            }
+    }
+
+    fn input(&self, ir: &mut InputReport) {
+        self.string(&mut ir.path);
+        self.string(&mut ir.stable_path);
+        self.option(&mut ir.error);
+        let a = &mut ir.analysis;
+        for p in a.problems.iter_mut().chain(a.notices.iter_mut()) {
+            self.string(&mut p.message);
+        }
+        for f in &mut a.findings {
+            self.arc(f.scope.arc_mut());
+            self.string(&mut f.detail);
+        }
+        for c in &mut a.calls {
+            self.call(c);
         }
     }
 }
