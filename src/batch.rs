@@ -588,17 +588,23 @@ fn analyse_one_into(
         Planned::Skipped(path, why) => return put(Err((path.clone(), why.clone()))),
     };
     let path = input.display();
-    let reader: Box<dyn Read + '_> = match input {
+    let (reader, size): (Box<dyn Read + '_>, _) = match input {
         Input::Path(p) => match File::open(p) {
-            Ok(f) => Box::new(Counted { inner: f, progress }),
+            Ok(f) => {
+                let size = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+                (Box::new(Counted { inner: f, progress }), size)
+            }
             Err(e) => return put(Ok(error_report(path, e.to_string()))),
         },
-        Input::Stdin => Box::new(Counted {
-            inner: io::stdin().lock(),
-            progress,
-        }),
+        Input::Stdin => {
+            let stdin = Counted {
+                inner: io::stdin().lock(),
+                progress,
+            };
+            (Box::new(stdin), None)
+        }
     };
-    analyse_named_into(path, reader, walked, config, put)
+    analyse_named_into(path, reader, size, walked, config, put)
 }
 
 /// Reads one named input from `reader`: undoes compression, and for a tar archive
@@ -610,21 +616,23 @@ pub fn analyse_named(
     config: &Config,
 ) -> Vec<Analysed> {
     let mut out = Vec::new();
-    analyse_named_into(path, reader, walked, config, &mut |a| out.push(a));
+    analyse_named_into(path, reader, None, walked, config, &mut |a| out.push(a));
     out
 }
 
-/// `analyse_named`, handing each report to `put` as it is made.
+/// `analyse_named` for an input of `size` bytes (when known), handing each report to
+/// `put` as it is made.
 fn analyse_named_into(
     path: String,
     reader: Box<dyn Read + '_>,
+    size: Option<u64>,
     walked: bool,
     config: &Config,
     put: &mut dyn FnMut(Analysed),
 ) {
     // One decompression budget for the input and everything inside it.
     let budget = ingest::Expansion::new(config.limits.max_decompressed_bytes);
-    let opened = guarded(|| ingest::open_within(reader, &config.limits, &budget));
+    let opened = guarded(|| ingest::open_within(reader, size, &config.limits, &budget));
     match opened {
         Err(bug) => put(Ok(error_report(path, bug))),
         Ok(Err(e)) => put(judged(path, Err(e), walked)),
@@ -800,7 +808,7 @@ fn member_reports(
     nesting: &mut Nesting,
     put: &mut dyn FnMut(Analysed),
 ) {
-    match ingest::open_within(reader, &config.limits, &nesting.budget) {
+    match ingest::open_within(reader, Some(size), &config.limits, &nesting.budget) {
         Err(e) => put(judged(member, Err(e), true)),
         Ok(Opened::Stream(r)) => {
             let pipeline = config.pipeline && size >= PIPELINE_MIN_MEMBER;

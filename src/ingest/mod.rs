@@ -202,27 +202,43 @@ pub fn is_tar(head: &[u8]) -> bool {
 /// input of its own.
 pub fn open<'a>(reader: Box<dyn Read + 'a>, limits: &Limits) -> Result<Opened<'a>, IngestError> {
     let budget = Expansion::new(limits.max_decompressed_bytes);
-    open_within(reader, limits, &budget)
+    open_within(reader, None, limits, &budget)
 }
 
 /// `open` for a part of an input (an archive member): its decompression spends
-/// the budget of the whole input.
+/// the budget of the whole input. `size`, when known, is the stored length: a small
+/// input gets a read buffer its size rather than `READ_BUFFER`.
 pub fn open_within<'a>(
     reader: Box<dyn Read + 'a>,
+    size: Option<u64>,
     limits: &Limits,
     budget: &Expansion,
 ) -> Result<Opened<'a>, IngestError> {
-    open_inner(reader, budget).map_err(|e| cap_error(e, limits))
+    open_inner(reader, size, budget).map_err(|e| cap_error(e, limits))
 }
+
+/// The read buffer of a stream. A new buffer is zeroed once before its first read
+/// (the reader is not a plain `File`), a cost per input that showed on an archive of
+/// small logs; an input of known length smaller than this gets a smaller one.
+const READ_BUFFER: usize = 256 << 10;
 
 /// Compression inside compression (`x.tar.gz.xz`) is undone this many times.
 const MAX_LAYERS: u32 = 3;
 
 fn open_inner<'a>(
     reader: Box<dyn Read + 'a>,
+    size: Option<u64>,
     budget: &Expansion,
 ) -> Result<Opened<'a>, IngestError> {
-    let mut reader: Box<dyn BufRead + 'a> = Box::new(BufReader::with_capacity(256 << 10, reader));
+    // One byte over the length, so that the read that finds the end is not a second
+    // fill; never below the sniffed head.
+    let capacity = size.map_or(READ_BUFFER, |n| {
+        usize::try_from(n)
+            .unwrap_or(usize::MAX)
+            .saturating_add(1)
+            .clamp(HEAD_BYTES, READ_BUFFER)
+    });
+    let mut reader: Box<dyn BufRead + 'a> = Box::new(BufReader::with_capacity(capacity, reader));
     for _ in 0..MAX_LAYERS {
         let head;
         (head, reader) = fill_head_of(reader)?;
@@ -231,7 +247,7 @@ fn open_inner<'a>(
                 inner: compression.decoder(reader)?,
                 budget: budget.clone(),
             };
-            reader = Box::new(BufReader::with_capacity(256 << 10, dec));
+            reader = Box::new(BufReader::with_capacity(READ_BUFFER, dec));
             continue;
         }
         if is_tar(&head) {
@@ -487,22 +503,23 @@ pub fn sniff(head: &[u8]) -> Sniffed {
         return Sniffed::Empty;
     };
     let text = &body[start..];
-    if let Some(kind) = recorders::sniff(text) {
+    let json = (text[0] == b'{').then(|| recorders::JsonHead::of(text));
+    if let Some(kind) = recorders::sniff_with(text, json.as_ref()) {
         return Sniffed::Recorder(kind);
     }
     let binary = body
         .iter()
         .take(1024)
         .any(|&b| b == 0 || (b < 0x09) || (0x0e..0x20).contains(&b) && b != 0x1b);
-    if text[0] == b'{' {
+    if let Some(json) = &json {
         // A HAR is one JSON document whose top-level object holds "log".
-        let first_line = text.split(|&b| b == b'\n').next().unwrap_or(text);
-        let compact = first_line
-            .iter()
-            .filter(|b| !b.is_ascii_whitespace())
-            .count();
-        if compact <= 1 || looks_like_har(text) {
-            if looks_like_har(text) {
+        let har = if text.len() <= HAR_HEAD {
+            looks_like_har(&json.doc)
+        } else {
+            looks_like_har(&recorders::JsonHead::of(&text[..HAR_HEAD]).doc)
+        };
+        if json.line.len() <= 1 || har {
+            if har {
                 return Sniffed::Har;
             }
             return Sniffed::Text(
@@ -531,14 +548,11 @@ pub fn sniff(head: &[u8]) -> Sniffed {
     ))
 }
 
-fn looks_like_har(text: &[u8]) -> bool {
-    // Whitespace is dropped everywhere (inside strings too): only key shapes matter.
-    let compact: Vec<u8> = text
-        .iter()
-        .take(8192)
-        .copied()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect();
+/// How much of a head the HAR test reads (all of what `read_sniffed` sniffs).
+const HAR_HEAD: usize = 8192;
+
+/// Whether a compacted head (`JsonHead::doc`) is a HAR's.
+fn looks_like_har(compact: &[u8]) -> bool {
     if compact.starts_with(b"{\"log\":") {
         return true;
     }
@@ -548,7 +562,7 @@ fn looks_like_har(text: &[u8]) -> bool {
         .iter()
         .any(|k| {
             let needle = format!("\"log\":{{\"{k}\":");
-            memchr::memmem::find(&compact, needle.as_bytes()).is_some()
+            memchr::memmem::find(compact, needle.as_bytes()).is_some()
         })
 }
 

@@ -52,25 +52,43 @@ impl Kind {
 /// their size is capped; a cassette is a test fixture, far below this.
 const MAX_DOCUMENT_BYTES: u64 = 64 << 20;
 
+/// A head that starts with `{`, with whitespace dropped everywhere (inside strings
+/// too: only key shapes matter): its first line and the whole of it. Made once per
+/// input, for the recorders' shapes and the HAR test alike; on an archive of small
+/// logs each compaction is a measurable part of an input.
+pub struct JsonHead {
+    pub line: Vec<u8>,
+    pub doc: Vec<u8>,
+}
+
+impl JsonHead {
+    pub fn of(text: &[u8]) -> Self {
+        let first_line = text.split(|&b| b == b'\n').next().unwrap_or(text);
+        JsonHead {
+            line: compact(first_line),
+            doc: compact(text),
+        }
+    }
+}
+
 /// Detects a recorder's file from its first bytes (`text`: after a BOM and leading
-/// whitespace). Checked before the generic JSONL and message-log shapes, which
-/// these files would otherwise be mistaken for.
-pub fn sniff(text: &[u8]) -> Option<Kind> {
+/// whitespace; `json`: its `JsonHead` when it starts with `{`). Checked before the
+/// generic JSONL and message-log shapes, which these files would otherwise be
+/// mistaken for.
+pub fn sniff_with(text: &[u8], json: Option<&JsonHead>) -> Option<Kind> {
     match text.first()? {
         b'{' => {
-            let first_line = text.split(|&b| b == b'\n').next().unwrap_or(text);
-            let line = compact(first_line);
-            if ts_cassette::looks_like(&line) {
+            let json = json?;
+            if ts_cassette::looks_like(&json.line) {
                 return Some(Kind::TsCassette);
             }
-            if vcr::looks_like_ndjson(&line) {
+            if vcr::looks_like_ndjson(&json.line) {
                 return Some(Kind::VcrNdjson);
             }
-            let doc = compact(text);
-            if mcp_recorder::looks_like(&doc) {
+            if mcp_recorder::looks_like(&json.doc) {
                 return Some(Kind::McpRecorder);
             }
-            if py_cassette::looks_like(&doc) {
+            if py_cassette::looks_like(&json.doc) {
                 return Some(Kind::PyCassette);
             }
             None
@@ -113,11 +131,16 @@ pub fn read(
 }
 
 /// Whitespace dropped everywhere (inside strings too): only key shapes matter.
+/// Copied a run at a time: compact JSON has a blank every few bytes at most.
 fn compact(text: &[u8]) -> Vec<u8> {
-    text.iter()
-        .copied()
-        .filter(|b| !b.is_ascii_whitespace())
-        .collect()
+    let mut out = Vec::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.iter().position(u8::is_ascii_whitespace) {
+        out.extend_from_slice(&rest[..i]);
+        rest = &rest[i + 1..];
+    }
+    out.extend_from_slice(rest);
+    out
 }
 
 fn contains(hay: &[u8], needle: &str) -> bool {
@@ -378,6 +401,11 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(sink.problems.is_empty(), "{:?}", sink.problems);
+    }
+
+    fn sniff(text: &[u8]) -> Option<Kind> {
+        let json = (text.first() == Some(&b'{')).then(|| JsonHead::of(text));
+        sniff_with(text, json.as_ref())
     }
 
     #[test]
