@@ -361,10 +361,7 @@ fn run_inner(
 ) -> Report {
     let planned = plan(inputs);
     // One input and spare cores: read it on one thread and correlate on another.
-    let threads = match config.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
-        n => n,
-    };
+    let threads = threads(config);
     let config = &Config {
         pipeline: config.pipeline || (planned.len() == 1 && threads > 1),
         ..config.clone()
@@ -431,6 +428,14 @@ fn run_inner(
         }
     }
     report
+}
+
+/// The threads a run uses: `--threads`, or one per core.
+fn threads(config: &Config) -> usize {
+    match config.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    }
 }
 
 /// Finished inputs a writing run holds at most while an earlier input is still
@@ -734,6 +739,59 @@ fn archive_members(
     nesting: &mut Nesting,
     put: &mut dyn FnMut(Analysed),
 ) {
+    // An archive that is the run's one input uses the spare cores for its small
+    // members; nested archives and other runs read their members in turn.
+    let helpers = if config.pipeline && nesting.depth == 0 {
+        threads(config).saturating_sub(1)
+    } else {
+        0
+    };
+    if helpers == 0 {
+        return read_members(path, reader, config, nesting, put, None);
+    }
+    let done = Done::default();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<MemberJob>(MEMBER_QUEUE);
+    let rx = std::sync::Mutex::new(rx);
+    let budget = nesting.budget.clone();
+    std::thread::scope(|s| {
+        for _ in 0..helpers {
+            s.spawn(|| loop {
+                let job = rx.lock().unwrap_or_else(|p| p.into_inner()).recv();
+                let Ok(job) = job else { break };
+                let seq = job.seq;
+                done.insert(seq, job.run(config, &budget));
+            });
+        }
+        let mut pool = MemberPool {
+            tx: Some(tx),
+            done: &done,
+            next_seq: 0,
+            next_out: 0,
+            budget: &budget,
+        };
+        read_members(path, reader, config, nesting, put, Some(&mut pool));
+        pool.flush(put);
+        // Closing the queue ends the helpers.
+        pool.tx = None;
+    });
+}
+
+/// The members of a tar archive in order; with `pool`, small plain members are
+/// analysed from memory by the pool's helpers or, when their queue is full, here.
+fn read_members(
+    path: &str,
+    reader: Box<dyn io::BufRead + '_>,
+    config: &Config,
+    nesting: &mut Nesting,
+    put: &mut dyn FnMut(Analysed),
+    mut pool: Option<&mut MemberPool<'_>>,
+) {
+    // Reports put straight out must follow every member handed to the pool.
+    let flushed = |pool: &mut Option<&mut MemberPool<'_>>, put: &mut dyn FnMut(Analysed)| {
+        if let Some(p) = pool {
+            p.flush(put);
+        }
+    };
     let mut archive = tar::Archive::new(reader);
     let entries = match archive.entries() {
         Ok(e) => e,
@@ -746,6 +804,7 @@ fn archive_members(
     };
     for (n, entry) in entries.enumerate() {
         if nesting.members >= MAX_ARCHIVE_MEMBERS {
+            flushed(&mut pool, put);
             put(Ok(error_report(
                 path.to_owned(),
                 format!("the archive has more than {MAX_ARCHIVE_MEMBERS} members; the rest were not read"),
@@ -764,6 +823,7 @@ fn archive_members(
                         "the archive is damaged after {n} members ({e}); the rest were not read"
                     ),
                 };
+                flushed(&mut pool, put);
                 put(Ok(error_report(path.to_owned(), why)));
                 break;
             }
@@ -780,15 +840,167 @@ fn archive_members(
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| format!("member {n}"));
         let member = format!("{path}!/{name}");
+        let size = entry.size();
+        let mut reader: Box<dyn Read + '_> = Box::new(entry);
+        if let Some(pool) = pool.as_deref_mut().filter(|_| size < PIPELINE_MIN_MEMBER) {
+            // Read whole (under 1 MiB); a read error is met again by the analysis,
+            // after the same bytes, as it would be reading the member in place.
+            let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+            match (&mut reader).take(size).read_to_end(&mut bytes) {
+                Ok(_) if ingest::Compression::of(&bytes).is_none() && !ingest::is_tar(&bytes) => {
+                    pool.submit(
+                        MemberJob {
+                            seq: 0,
+                            member,
+                            bytes,
+                            size,
+                        },
+                        config,
+                        put,
+                    );
+                    continue;
+                }
+                Ok(_) => {
+                    reader = Box::new(io::Cursor::new(bytes).chain(reader));
+                }
+                Err(e) => {
+                    let rest = ingest::FailFirst {
+                        error: Some(e),
+                        inner: reader,
+                    };
+                    reader = Box::new(io::Cursor::new(bytes).chain(rest));
+                }
+            }
+        }
+        flushed(&mut pool, put);
         // A panic inside a nested archive must not leave its depth counted.
         let depth = nesting.depth;
-        let size = entry.size();
-        let result =
-            guarded(|| member_reports(member.clone(), Box::new(entry), size, config, nesting, put));
+        let result = guarded(|| member_reports(member.clone(), reader, size, config, nesting, put));
         nesting.depth = depth;
         if let Err(bug) = result {
             put(Ok(error_report(member, bug)));
         }
+    }
+}
+
+/// Small members queued for the helpers at most: with the reports finished and not
+/// yet written (`DONE_AT_MOST`), what bounds an archive's memory on several threads.
+const MEMBER_QUEUE: usize = 8;
+const DONE_AT_MOST: usize = 64;
+
+/// One small archive member read into memory, to be analysed on any thread.
+struct MemberJob {
+    /// Its place among the members handed to the pool.
+    seq: usize,
+    member: String,
+    bytes: Vec<u8>,
+    size: u64,
+}
+
+impl MemberJob {
+    fn run(self, config: &Config, budget: &ingest::Expansion) -> Vec<Analysed> {
+        let mut out = Vec::new();
+        // Neither compressed nor an archive (checked before it was queued): no
+        // nesting to count.
+        let mut nesting = Nesting {
+            depth: 0,
+            members: 0,
+            budget: budget.clone(),
+        };
+        let MemberJob {
+            member,
+            bytes,
+            size,
+            ..
+        } = self;
+        let reader = Box::new(io::Cursor::new(bytes));
+        let result = guarded(|| {
+            member_reports(
+                member.clone(),
+                reader,
+                size,
+                config,
+                &mut nesting,
+                &mut |a| out.push(a),
+            )
+        });
+        if let Err(bug) = result {
+            out.push(Ok(error_report(member, bug)));
+        }
+        out
+    }
+}
+
+/// Reports of members analysed out of turn, by their place, until written.
+#[derive(Default)]
+struct Done {
+    reports: std::sync::Mutex<std::collections::BTreeMap<usize, Vec<Analysed>>>,
+    /// Signalled on each insert.
+    added: std::sync::Condvar,
+}
+
+impl Done {
+    fn insert(&self, seq: usize, reports: Vec<Analysed>) {
+        let mut map = self.reports.lock().unwrap_or_else(|p| p.into_inner());
+        map.insert(seq, reports);
+        self.added.notify_all();
+    }
+}
+
+/// The helpers of one archive, seen from the thread that reads it: it numbers the
+/// members it hands out and writes their reports in that order.
+struct MemberPool<'a> {
+    tx: Option<std::sync::mpsc::SyncSender<MemberJob>>,
+    done: &'a Done,
+    next_seq: usize,
+    /// The next member whose reports are to be written.
+    next_out: usize,
+    budget: &'a ingest::Expansion,
+}
+
+impl MemberPool<'_> {
+    /// Queues `job` for a helper or, with the queue full, analyses it here (so this
+    /// thread works too and memory stays bounded), then writes what is in turn.
+    fn submit(&mut self, mut job: MemberJob, config: &Config, put: &mut dyn FnMut(Analysed)) {
+        job.seq = self.next_seq;
+        self.next_seq += 1;
+        let queued = match &self.tx {
+            Some(tx) => tx.try_send(job),
+            None => Err(std::sync::mpsc::TrySendError::Disconnected(job)),
+        };
+        if let Err(
+            std::sync::mpsc::TrySendError::Full(job)
+            | std::sync::mpsc::TrySendError::Disconnected(job),
+        ) = queued
+        {
+            let seq = job.seq;
+            self.done.insert(seq, job.run(config, self.budget));
+        }
+        self.write_ready(put, false);
+    }
+
+    /// Writes the reports in turn, then returns, unless `all` are to be written or
+    /// more than `DONE_AT_MOST` wait out of turn: then it waits for the helpers.
+    fn write_ready(&mut self, put: &mut dyn FnMut(Analysed), all: bool) {
+        let mut map = self.done.reports.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            while let Some(reports) = map.remove(&self.next_out) {
+                self.next_out += 1;
+                // Written without the lock: a helper may insert meanwhile.
+                drop(map);
+                reports.into_iter().for_each(&mut *put);
+                map = self.done.reports.lock().unwrap_or_else(|p| p.into_inner());
+            }
+            if self.next_out == self.next_seq || (!all && map.len() <= DONE_AT_MOST) {
+                return;
+            }
+            map = self.done.added.wait(map).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+
+    /// Writes every member handed out so far, waiting for the helpers.
+    fn flush(&mut self, put: &mut dyn FnMut(Analysed)) {
+        self.write_ready(put, true);
     }
 }
 

@@ -313,9 +313,9 @@ fn fill_head_of<'a>(
 }
 
 /// Fails its first read with `error`, then reads `inner`.
-struct FailFirst<R> {
-    error: Option<io::Error>,
-    inner: R,
+pub(crate) struct FailFirst<R> {
+    pub(crate) error: Option<io::Error>,
+    pub(crate) inner: R,
 }
 
 impl<R: Read> Read for FailFirst<R> {
