@@ -453,7 +453,15 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         }
     };
     let mut run_batch = |progress: &batch::Progress| match &mut streamer {
-        Some(s) => batch::run_emitting(&inputs, &config, progress, &mut |ir| s.input(ir)),
+        Some(s) => batch::run_emitting(&inputs, &config, progress, &mut |ir| {
+            // A closed stdout (`| head`) ends the run at once, quietly, as it would
+            // at the end: nothing more can be shown, so nothing more is read.
+            if let Err(e) = s.input(ir) {
+                if e.kind() == io::ErrorKind::BrokenPipe && args.output.is_none() {
+                    std::process::exit(0);
+                }
+            }
+        }),
         None => batch::run_with_progress(&inputs, &config, progress),
     };
     let mut report = if !args.quiet && stderr.is_terminal() {

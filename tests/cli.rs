@@ -398,6 +398,27 @@ fn a_closed_stdout_ends_the_run_quietly() {
 }
 
 #[test]
+fn a_closed_stdout_ends_a_streaming_run_quietly() {
+    // `--format jsonl` writes each input as it is done: a closed stdout is met in
+    // the middle of the run, not at its end, and must end it the same way.
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read(repo("samples/streamable-http.jsonl")).unwrap();
+    for i in 0..60 {
+        std::fs::write(dir.path().join(format!("s{i:02}.jsonl")), &sample).unwrap();
+    }
+    let mut child = bin()
+        .args(["analyze", dir.path().to_str().unwrap(), "--format", "jsonl"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
 fn table_and_markdown_render_the_samples() {
     let out = analyze(&[repo("samples").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));

@@ -598,14 +598,16 @@ impl<W: Write> Streamer<W> {
         }
     }
 
-    /// Redacts one input's report (as `Redactor::report` would) and writes its records.
-    pub fn input(&mut self, ir: &mut InputReport) {
+    /// Redacts one input's report (as `Redactor::report` would) and writes its
+    /// records; a write error is returned once, and nothing is written after it.
+    pub fn input(&mut self, ir: &mut InputReport) -> io::Result<()> {
         self.redactor.input(ir);
-        if self.error.is_none() {
-            if let Err(e) = write_input(ir, &mut self.w) {
-                self.error = Some(e);
-            }
+        if self.error.is_some() {
+            return Ok(());
         }
+        write_input(ir, &mut self.w).inspect_err(|e| {
+            self.error = Some(io::Error::new(e.kind(), e.to_string()));
+        })
     }
 
     /// Writes the summary of the run (`report`, redacted) and flushes.
