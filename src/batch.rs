@@ -341,9 +341,10 @@ pub fn run_with_progress(inputs: &[Input], config: &Config, progress: &Progress)
 /// and may change it (redact it); then the input's streamed calls (the spool, with
 /// its memory and file) and what only a stage 2 run reads (observations, peers,
 /// annotations) are dropped. The report returned keeps the rest (counts, problems,
-/// findings) for a summary and the exit code. Inputs are started in order
-/// and at most `AHEAD` finished ones wait for an earlier one, so memory does not grow
-/// with the number of inputs, however long a directory or an archive.
+/// findings) for a summary and the exit code. Inputs are started in order, and
+/// those finished while an earlier one is still read wait within `AHEAD` inputs and
+/// `HELD_BYTES`, so memory does not grow with the number of inputs, however long a
+/// directory or an archive.
 pub fn run_emitting(
     inputs: &[Input],
     config: &Config,
@@ -366,7 +367,7 @@ fn run_inner(
         pipeline: config.pipeline || (planned.len() == 1 && threads > 1),
         ..config.clone()
     };
-    let total: u64 = planned
+    let sizes: Vec<u64> = planned
         .iter()
         .map(|p| match p {
             Planned::File {
@@ -375,14 +376,15 @@ fn run_inner(
             } => std::fs::metadata(path).map(|m| m.len()).unwrap_or(0),
             _ => 0,
         })
-        .sum();
+        .collect();
+    let total: u64 = sizes.iter().sum();
     progress.total_bytes.store(total, Ordering::Relaxed);
     progress
         .total_inputs
         .store(planned.len() as u64, Ordering::Relaxed);
     let work = || -> Vec<Vec<Analysed>> {
         match emit {
-            Some(emit) => in_order(&planned, inputs, config, progress, emit),
+            Some(emit) => in_order(&planned, &sizes, inputs, config, progress, emit),
             None => planned
                 .par_iter()
                 .map(|p| {
@@ -439,14 +441,20 @@ fn threads(config: &Config) -> usize {
 }
 
 /// Finished inputs a writing run holds at most while an earlier input is still
-/// being read; a worker waits before starting an input further ahead. Each holds
-/// its spool (up to `SPOOL_MEMORY` in memory, then an open file).
-const AHEAD: usize = 16;
+/// being read, in number and in stored bytes (each counted up to `HELD_WEIGHT`: a
+/// spool keeps 4 MiB of records in memory, then moves them to a file); a worker
+/// waits before starting an input past either. Many small logs can be read while a
+/// large capture ahead of them is, and the held spools stay within about 64 MiB and
+/// 16 open files.
+const AHEAD: usize = 1024;
+const HELD_BYTES: u64 = 64 << 20;
+const HELD_WEIGHT: u64 = 4 << 20;
 
 /// `run_emitting`'s scheduler: every worker takes the next input in order, and
 /// each report goes to `emit` once the inputs before it are written.
 fn in_order(
     planned: &[Planned],
+    sizes: &[u64],
     inputs: &[Input],
     config: &Config,
     progress: &Progress,
@@ -457,6 +465,8 @@ fn in_order(
             next: 0,
             held: Default::default(),
             done: (0..planned.len()).map(|_| Vec::new()).collect(),
+            weights: sizes.iter().map(|&n| n.min(HELD_WEIGHT)).collect(),
+            held_bytes: 0,
             emit,
             inputs,
         }),
@@ -496,6 +506,10 @@ struct OrderState<'e> {
     held: std::collections::BTreeMap<usize, (Vec<Analysed>, bool)>,
     /// Every input's reports once written (without their spools).
     done: Vec<Vec<Analysed>>,
+    /// Each input's stored size, up to `HELD_WEIGHT`; and the sum of those of the
+    /// finished inputs in `held`.
+    weights: Vec<u64>,
+    held_bytes: u64,
     emit: &'e mut (dyn FnMut(&mut InputReport) + Send),
     inputs: &'e [Input],
 }
@@ -537,6 +551,7 @@ impl<'e> Ordered<'e> {
         let mut st = self.state();
         if i != st.next {
             st.held.entry(i).or_default().1 = true;
+            st.held_bytes += st.weights.get(i).copied().unwrap_or(0);
             return;
         }
         loop {
@@ -551,13 +566,15 @@ impl<'e> Ordered<'e> {
             if !finished {
                 break;
             }
+            st.held_bytes -= st.weights.get(n).copied().unwrap_or(0);
         }
         self.room.notify_all();
     }
 
     fn wait_for_room(&self, i: usize) {
         let mut st = self.state();
-        while i >= st.next + AHEAD {
+        // Never the input being written: whoever took it must read it.
+        while i > st.next && (i >= st.next + AHEAD || st.held_bytes >= HELD_BYTES) {
             st = self.room.wait(st).unwrap_or_else(|p| p.into_inner());
         }
     }
@@ -1446,11 +1463,18 @@ mod order_tests {
     use super::*;
 
     fn ordered<'e>(n: usize, emit: &'e mut (dyn FnMut(&mut InputReport) + Send)) -> Ordered<'e> {
+        sized(&vec![0; n], emit)
+    }
+
+    /// Inputs of these stored sizes.
+    fn sized<'e>(sizes: &[u64], emit: &'e mut (dyn FnMut(&mut InputReport) + Send)) -> Ordered<'e> {
         Ordered {
             state: std::sync::Mutex::new(OrderState {
                 next: 0,
                 held: Default::default(),
-                done: (0..n).map(|_| Vec::new()).collect(),
+                done: sizes.iter().map(|_| Vec::new()).collect(),
+                weights: sizes.iter().map(|&n| n.min(HELD_WEIGHT)).collect(),
+                held_bytes: 0,
                 emit,
                 inputs: &[],
             }),
@@ -1460,6 +1484,38 @@ mod order_tests {
 
     fn report(path: &str) -> Analysed {
         Ok(error_report(path.to_owned(), "x".to_owned()))
+    }
+
+    #[test]
+    fn finished_inputs_held_behind_a_long_one_are_bounded_by_their_bytes() {
+        // Input 0 is long; inputs 1.. of 10 MiB each (counted 4 MiB) finish first.
+        let mut emit = |_: &mut InputReport| {};
+        let order = sized(&[10 << 20; 40], &mut emit);
+        let fit = HELD_BYTES.div_ceil(HELD_WEIGHT) as usize;
+        for i in 1..=fit {
+            order.wait_for_room(i);
+            order.put(i, report("b"));
+            order.finish(i);
+        }
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                order.wait_for_room(fit + 1);
+                tx.send(()).unwrap();
+            });
+            let wait = std::time::Duration::from_millis(200);
+            assert!(
+                rx.recv_timeout(wait).is_err(),
+                "started past {fit} held inputs"
+            );
+            // The input being written is never held back.
+            order.wait_for_room(0);
+            order.put(0, report("a"));
+            order.finish(0);
+            assert!(rx.recv_timeout(std::time::Duration::from_secs(10)).is_ok());
+        });
+        let st = order.state.into_inner().unwrap();
+        assert_eq!((st.next, st.held_bytes), (fit + 1, 0));
     }
 
     #[test]
