@@ -758,8 +758,9 @@ fn archive_members(
 ) {
     // An archive that is the run's one input uses the spare cores for its small
     // members; nested archives and other runs read their members in turn.
+    // No more helpers than queued members: more would only wait.
     let helpers = if config.pipeline && nesting.depth == 0 {
-        threads(config).saturating_sub(1)
+        threads(config).saturating_sub(1).min(MEMBER_QUEUE)
     } else {
         0
     };
