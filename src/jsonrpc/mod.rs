@@ -190,8 +190,7 @@ pub fn decode_response(resp: &HttpResponse) -> Vec<Item> {
             if bytes.is_empty() {
                 return Vec::new();
             }
-            let text = crate::text::lossy(bytes);
-            decode_text(&text, Place::Body, None, resp.ts)
+            decode_text(&body_text(bytes), Place::Body, None, resp.ts)
         }
         Body::Sse(sse) => {
             let mut items = Vec::with_capacity(sse.events.len());
@@ -219,7 +218,37 @@ pub fn decode_request(body: &[u8]) -> Vec<Item> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Vec::new();
     }
-    decode_text(&crate::text::lossy(body), Place::Body, None, None)
+    decode_text(&body_text(body), Place::Body, None, None)
+}
+
+/// Bytes of a body past which one that is not UTF-8 is converted only in part.
+const BINARY_HEAD: usize = 4096;
+
+/// A body's text for `decode_text`: the body itself when it is UTF-8, else its bytes
+/// with each bad sequence replaced. A binary body (the images and fonts a browser's
+/// HAR holds) that cannot start a JSON value is turned down at its first character,
+/// with an excerpt of its first 300 bytes: its first `BINARY_HEAD` bytes give the
+/// same item, and converting the whole of each was half of reading such a HAR.
+fn body_text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    if bytes.len() <= BINARY_HEAD {
+        return crate::text::lossy(bytes);
+    }
+    if let Ok(text) = std::str::from_utf8(bytes) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let head = String::from_utf8_lossy(&bytes[..BINARY_HEAD]);
+    let start = head.trim_start_matches('\u{feff}').trim_start();
+    // The first character well inside the head (a cut sequence at its end reads
+    // as a replacement the whole body may not have), and no start of a JSON value.
+    let refused = head.len() - start.len() < BINARY_HEAD / 2
+        && start
+            .chars()
+            .next()
+            .is_some_and(|c| !matches!(c, '{' | '[' | '"' | '-' | '0'..='9' | 't' | 'f' | 'n'));
+    if refused {
+        return std::borrow::Cow::Owned(head.into_owned());
+    }
+    String::from_utf8_lossy(bytes)
 }
 
 #[cfg(test)]
@@ -255,5 +284,64 @@ mod tests {
         assert!(matches!(two[0].decoded, Decoded::Multiple(2)));
         let s = decode_text("\"hello\"", Place::Body, None, None);
         assert!(matches!(s[0].decoded, Decoded::NotObject("a string")));
+    }
+}
+
+#[cfg(test)]
+mod body_text_tests {
+    use super::*;
+
+    #[test]
+    fn a_blank_cut_by_the_head_does_not_hide_the_message_after_it() {
+        // U+3000 is a blank of three bytes; the head ends inside it, where it reads
+        // as a replacement character, which no JSON value starts with.
+        let mut bytes = " ".repeat(BINARY_HEAD - 2).into_bytes();
+        bytes.extend_from_slice("\u{3000}".as_bytes());
+        bytes.extend_from_slice(br#"{"jsonrpc":"2.0","id":1,"result":{"x":"\u00e9"}}"#);
+        bytes.extend_from_slice(b" \xff");
+        let items = decode_text(&body_text(&bytes), Place::Body, None, None);
+        let whole = decode_text(&crate::text::lossy(&bytes), Place::Body, None, None);
+        assert_eq!(format!("{items:?}"), format!("{whole:?}"));
+    }
+
+    proptest::proptest! {
+        /// A body that is not UTF-8 decodes to the items (outcome and excerpt) of its
+        /// whole text with each bad sequence replaced, whether all of it was
+        /// converted or only its head: JSON or not, binary from the first byte or
+        /// only past the head, with blanks or a BOM first, bad bytes next to the cut.
+        /// (Turning down a body that starts a JSON value by its head alone fails
+        /// this: the parse then ends at the cut.)
+        #[test]
+        fn a_binary_body_decodes_as_its_whole_lossy_text(
+            lead in proptest::sample::select(vec![
+                String::new(), "  ".into(), "\n\t".into(), "\u{feff}".into(), "\u{feff} ".into(),
+                // The first character at the head's end, cut or whole.
+                " ".repeat(BINARY_HEAD - 2), " ".repeat(BINARY_HEAD - 1),
+            ]),
+            first in proptest::sample::select(vec![
+                &b"\x89PNG\r\n"[..], b"\xff\xd8\xff", b"GIF8", b"<html>", b"{\"a\":", b"[1,",
+                b"\"s", b"-1", b"7", b"true", b"nul", b"\xc3", b"\xe2\x82",
+                // A blank of three bytes (U+3000) before a JSON value.
+                b"\xe3\x80\x80{\"a\":",
+            ]),
+            body in proptest::collection::vec(proptest::num::u8::ANY, 0..200),
+            noisy in proptest::bool::ANY,
+            fill in 0usize..(2 * BINARY_HEAD),
+            bad in proptest::sample::select(vec![&b"\xff"[..], b"\xe2\x82", b"\xf0\x9f\x98", b"\xc3\xa9"]),
+        ) {
+            let mut bytes = lead.as_bytes().to_vec();
+            bytes.extend_from_slice(first);
+            // Random bytes, or plain text that reads on as far as the fill goes.
+            if noisy {
+                bytes.extend_from_slice(&body);
+            }
+            bytes.resize(bytes.len() + fill, b'x');
+            // A sequence cut by the head's end, or whole on both sides of it.
+            let at = BINARY_HEAD.saturating_sub(1).min(bytes.len());
+            bytes.splice(at..at, bad.iter().copied());
+            let whole = decode_text(&crate::text::lossy(&bytes), Place::Body, None, None);
+            let part = decode_text(&body_text(&bytes), Place::Body, None, None);
+            proptest::prop_assert_eq!(format!("{whole:?}"), format!("{part:?}"));
+        }
     }
 }
