@@ -16,7 +16,7 @@ dir=${1:-/tmp/mcpsift-bench}
 mb=${2:-150}
 limit=${LIMIT:-300}
 repeat=${REPEAT:-3}
-shapes=${SHAPES:-"keepalive current flows large har jsonl small stdio archive dir"}
+shapes=${SHAPES:-"keepalive current flows large har browser jsonl small stdio archive dir"}
 mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
 bin=./target/release/mcpsift
@@ -28,6 +28,7 @@ file_of() {
     flows) echo "$dir/flows.pcap" ;;
     large) echo "$dir/large.pcap" ;;
     har) echo "$dir/sessions.har" ;;
+    browser) echo "$dir/browser.har" ;;
     jsonl) echo "$dir/sessions.jsonl" ;;
     small) echo "$dir/small-calls.jsonl" ;;
     stdio) echo "$dir/stdio.jsonl" ;;
@@ -43,6 +44,7 @@ generate() {
     keepalive | flows | large) python3 bench/make_shapes_pcap.py "$1" "$f" "$mb" ;;
     current) ./target/release/examples/gen_pcap "$f" $((mb * 1000000 / 1048576)) ;;
     har) python3 tests/fixtures/har/make_big_har.py "$f" "$mb" 8 ;;
+    browser) python3 bench/make_har_shapes.py browser "$f" "$mb" ;;
     jsonl) python3 bench/make_big_jsonl.py "$f" "$mb" 8 ;;
     small) python3 bench/make_small_calls.py "$f" "$mb" ;;
     stdio) python3 bench/make_stdio.py "$f" "$mb" ;;
