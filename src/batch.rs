@@ -781,7 +781,7 @@ fn archive_members(
             });
         }
         let mut pool = MemberPool {
-            tx: Some(tx),
+            tx,
             done: &done,
             next_seq: 0,
             next_out: 0,
@@ -790,7 +790,7 @@ fn archive_members(
         read_members(path, reader, config, nesting, put, Some(&mut pool));
         pool.flush(put);
         // Closing the queue ends the helpers.
-        pool.tx = None;
+        drop(pool);
     });
 }
 
@@ -866,16 +866,7 @@ fn read_members(
             let mut bytes = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
             match (&mut reader).take(size).read_to_end(&mut bytes) {
                 Ok(_) if ingest::Compression::of(&bytes).is_none() && !ingest::is_tar(&bytes) => {
-                    pool.submit(
-                        MemberJob {
-                            seq: 0,
-                            member,
-                            bytes,
-                            size,
-                        },
-                        config,
-                        put,
-                    );
+                    pool.submit(member, bytes, size, config, put);
                     continue;
                 }
                 Ok(_) => {
@@ -968,7 +959,7 @@ impl Done {
 /// The helpers of one archive, seen from the thread that reads it: it numbers the
 /// members it hands out and writes their reports in that order.
 struct MemberPool<'a> {
-    tx: Option<std::sync::mpsc::SyncSender<MemberJob>>,
+    tx: std::sync::mpsc::SyncSender<MemberJob>,
     done: &'a Done,
     next_seq: usize,
     /// The next member whose reports are to be written.
@@ -977,21 +968,30 @@ struct MemberPool<'a> {
 }
 
 impl MemberPool<'_> {
-    /// Queues `job` for a helper or, with the queue full, analyses it here (so this
-    /// thread works too and memory stays bounded), then writes what is in turn.
-    fn submit(&mut self, mut job: MemberJob, config: &Config, put: &mut dyn FnMut(Analysed)) {
-        job.seq = self.next_seq;
+    /// Queues a member read into `bytes` for a helper or, with the queue full,
+    /// analyses it here (so this thread works too and memory stays bounded), then
+    /// writes what is in turn.
+    fn submit(
+        &mut self,
+        member: String,
+        bytes: Vec<u8>,
+        size: u64,
+        config: &Config,
+        put: &mut dyn FnMut(Analysed),
+    ) {
+        let seq = self.next_seq;
         self.next_seq += 1;
-        let queued = match &self.tx {
-            Some(tx) => tx.try_send(job),
-            None => Err(std::sync::mpsc::TrySendError::Disconnected(job)),
+        let job = MemberJob {
+            seq,
+            member,
+            bytes,
+            size,
         };
         if let Err(
             std::sync::mpsc::TrySendError::Full(job)
             | std::sync::mpsc::TrySendError::Disconnected(job),
-        ) = queued
+        ) = self.tx.try_send(job)
         {
-            let seq = job.seq;
             self.done.insert(seq, job.run(config, self.budget));
         }
         self.write_ready(put, false);

@@ -438,19 +438,17 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         .collect();
     // A streaming run writes each input's records as soon as the inputs before it
     // are written, so nothing of an input is kept past its turn.
-    let mut streamer = match (stream, &args.output) {
-        (false, _) => None,
-        (true, Some(path)) => {
-            let file = std::fs::File::create(path)
-                .with_context(|| format!("cannot create output {}", path.display()))?;
-            let w: Box<dyn Write + Send> = Box::new(io::BufWriter::new(file));
-            Some(report::jsonl::Streamer::new(w, redactor))
-        }
-        (true, None) => {
-            let w: Box<dyn Write + Send> =
-                Box::new(io::BufWriter::with_capacity(64 << 10, io::stdout()));
-            Some(report::jsonl::Streamer::new(w, redactor))
-        }
+    let mut streamer = if stream {
+        let w: Box<dyn Write + Send> = match &args.output {
+            Some(path) => Box::new(io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("cannot create output {}", path.display()))?,
+            )),
+            None => Box::new(io::BufWriter::with_capacity(64 << 10, io::stdout())),
+        };
+        Some(report::jsonl::Streamer::new(w, redactor))
+    } else {
+        None
     };
     let mut run_batch = |progress: &batch::Progress| match &mut streamer {
         Some(s) => batch::run_emitting(&inputs, &config, progress, &mut |ir| {

@@ -516,7 +516,7 @@ pub fn sniff(head: &[u8]) -> Sniffed {
         let har = if text.len() <= HAR_HEAD {
             looks_like_har(&json.doc)
         } else {
-            looks_like_har(&recorders::JsonHead::of(&text[..HAR_HEAD]).doc)
+            looks_like_har(&recorders::compact(&text[..HAR_HEAD]))
         };
         if json.line.len() <= 1 || har {
             if har {

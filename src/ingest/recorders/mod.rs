@@ -132,7 +132,7 @@ pub fn read(
 
 /// Whitespace dropped everywhere (inside strings too): only key shapes matter.
 /// Copied a run at a time: compact JSON has a blank every few bytes at most.
-fn compact(text: &[u8]) -> Vec<u8> {
+pub(crate) fn compact(text: &[u8]) -> Vec<u8> {
     let mut out = Vec::with_capacity(text.len());
     let mut rest = text;
     while let Some(i) = rest.iter().position(u8::is_ascii_whitespace) {
