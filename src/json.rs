@@ -489,33 +489,58 @@ pub(crate) fn checked_string_head(t: &str, max: usize) -> Option<Cow<'_, str>> {
             inner.get(..crate::text::floor_boundary(inner, max))?,
         ));
     };
-    let mut out = String::with_capacity(max.min(inner.len()) + 4);
+    // Decoded as bytes a word at a time: tool output has an escape every few bytes,
+    // and a search call and a copy call per run between them cost more than the
+    // text. Words are copied whole and cut back at a backslash; the head may run
+    // past `max` (and end inside a character) before it is cut on a boundary.
+    let mut out: Vec<u8> = Vec::with_capacity(max.min(inner.len()) + 8);
     let mut j = 1;
-    let mut next = 1 + first;
-    while out.len() < max {
-        if j == next {
-            if j == end {
-                break;
-            }
+    if first > 0 {
+        let to = (1 + first).min(1 + max);
+        out.extend_from_slice(b.get(1..to)?);
+        j = to;
+    }
+    while out.len() < max && j < end {
+        if b[j] == b'\\' {
             let (c, len) = escape(b, j)?;
-            out.push(c);
-            j += len;
-            next = memchr::memchr(b'\\', b.get(j..end)?).map_or(end, |k| j + k);
-        } else {
-            // Plain text up to the next escape, no further than the head needs.
-            let mut to = next.min(j + (max - out.len()));
-            while !t.is_char_boundary(to) {
-                to += 1;
+            match u8::try_from(c) {
+                Ok(ascii) if ascii.is_ascii() => out.push(ascii),
+                _ => out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes()),
             }
-            out.push_str(t.get(j..to)?);
-            j = to;
+            j += len;
+        } else if let Some(word) = b.get(j..end).and_then(|r| r.first_chunk::<8>()) {
+            out.extend_from_slice(word);
+            let hits = crate::text::bytes_equal(u64::from_le_bytes(*word), b'\\');
+            let k = if hits == 0 {
+                8
+            } else {
+                (hits.trailing_zeros() / 8) as usize
+            };
+            out.truncate(out.len() - (8 - k));
+            j += k;
+        } else {
+            // Fewer than eight bytes before the closing quote.
+            let k = memchr::memchr(b'\\', &b[j..end]).unwrap_or(end - j);
+            out.extend_from_slice(&b[j..j + k]);
+            j += k;
         }
     }
     if !surrogates_pair(b.get(j..end)?) {
         return None;
     }
-    out.truncate(crate::text::floor_boundary(&out, max));
-    Some(Cow::Owned(out))
+    // Cut at `max`, back to the start of a character cut there: the text was UTF-8,
+    // so the one error can be a character cut short at the end.
+    out.truncate(max);
+    let text = match String::from_utf8(out) {
+        Ok(text) => text,
+        Err(e) => {
+            let whole = e.utf8_error().valid_up_to();
+            let mut out = e.into_bytes();
+            out.truncate(whole);
+            String::from_utf8(out).ok()?
+        }
+    };
+    Some(Cow::Owned(text))
 }
 
 /// Whether every `\u` escape of `s` (the rest of a checked string, from an escape's
@@ -714,5 +739,16 @@ mod tests {
         assert_eq!(checked_string_head(&long, 4).as_deref(), Some("xxxx"));
         let lone = format!(r#""{}\n{}""#, "x".repeat(50), r"\ud83d!");
         assert_eq!(checked_string_head(&lone, 4), None);
+        // A head that ends inside a character copied before the first escape, or
+        // inside a word of plain text after one, is cut back to that character.
+        assert_eq!(checked_string_head("\"😀\\n\"", 1).as_deref(), Some(""));
+        assert_eq!(
+            checked_string_head("\"\\nab😀cdefgh\"", 5).as_deref(),
+            Some("\nab")
+        );
+        assert_eq!(
+            checked_string_head("\"\\nab😀cdefgh\"", 7).as_deref(),
+            Some("\nab😀")
+        );
     }
 }

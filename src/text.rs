@@ -3,7 +3,8 @@
 
 use std::borrow::Cow;
 
-const EXCERPT: usize = 300;
+/// The bytes of text an excerpt keeps.
+pub const EXCERPT: usize = 300;
 
 /// The first quote, backslash or control character of `b` at or after `from` (the
 /// bytes a JSON string ends at, escapes, or must not hold), or `b.len()`. Written here

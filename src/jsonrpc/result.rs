@@ -12,9 +12,12 @@ use std::fmt;
 use std::marker::PhantomData;
 
 /// How much of a content block's text a view keeps, cut on a character boundary: a
-/// verdict quotes a few hundred bytes of it, and tool output can be megabytes with an
-/// escape every few bytes, which decoding whole cost more than reading the message.
-pub const TEXT_HEAD: usize = 1024;
+/// verdict keeps an excerpt of it ([`crate::text::excerpt`]), and tool output can be
+/// megabytes with an escape every few bytes, which decoding whole cost more than
+/// reading the message. A character more than the excerpt (at most four bytes), so
+/// that a head longer than the excerpt tells a text that goes on: the excerpt of the
+/// head is the excerpt of the whole text.
+pub const TEXT_HEAD: usize = crate::text::EXCERPT + 4;
 
 /// The result members that decide an outcome. Presence is kept apart from value:
 /// `"isError": null` is present (and invalid), not absent. `content` is read as `C`:
@@ -475,6 +478,32 @@ mod tests {
                 first_text: Some(Cow::Borrowed("plain"))
             })
         ));
+    }
+
+    /// A verdict keeps the excerpt of the head: it must be the excerpt of the whole
+    /// text, wherever a character of one to four bytes falls around the cut, with
+    /// escapes before it or not.
+    #[test]
+    fn the_excerpt_of_the_head_is_the_excerpt_of_the_text() {
+        use crate::text::{excerpt, EXCERPT};
+        for lead in ["", r"\n", r"\u00e9\t"] {
+            for c in ["a", "é", "€", "😀", r"\\", r"\u20ac"] {
+                for n in EXCERPT - 12..EXCERPT + 12 {
+                    let text = format!("{lead}{}{}", "x".repeat(n), c.repeat(3));
+                    for t in [text.clone(), format!("{text}{}", "y".repeat(2000))] {
+                        let r = format!(r#"{{"content":[{{"text":"{t}"}}]}}"#);
+                        let whole: String = serde_json::from_str(&format!("\"{t}\"")).unwrap();
+                        let Some(Content::Array {
+                            first_text: Some(head),
+                        }) = ResultView::read(&r).unwrap().content
+                        else {
+                            panic!("{r}");
+                        };
+                        assert_eq!(excerpt(&head), excerpt(&whole), "{t}");
+                    }
+                }
+            }
+        }
     }
 
     fn block() -> impl Strategy<Value = String> {
