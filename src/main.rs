@@ -534,6 +534,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             report::write(&report, OutputFormat::Html, &opts, w)
         })?;
     }
+    let spool_warning = streamer.as_ref().and_then(|s| s.warning());
     match (streamer, &args.output) {
         (Some(s), Some(path)) => s
             .finish(&report)
@@ -593,6 +594,9 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         }
         for w in unmatched.warnings() {
             writeln!(err, "mcpsift: warning: {}", redactor.text(&w))?;
+        }
+        if let Some(w) = &spool_warning {
+            writeln!(err, "mcpsift: warning: {w}")?;
         }
     }
     let matched = gate::evaluate(&report, &args.fail_on);

@@ -1357,3 +1357,39 @@ fn successful_reinvocations_are_counted_not_listed() {
         "{text}"
     );
 }
+
+/// A streaming run spools an input's records in a temporary file past 4 MiB. With
+/// no writable temporary directory the records stay in memory: the output is the
+/// same, and a warning on stderr says why memory grew and how to fix it.
+#[test]
+fn a_streaming_run_without_a_temporary_directory_loses_no_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("long.jsonl");
+    let mut text = String::new();
+    for id in 0..14_000 {
+        text.push_str(&format!(
+            "{{\"dir\":\"c2s\",\"msg\":{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"read_file\",\"arguments\":{{\"path\":\"src/f{id}.rs\"}}}}}}}}\n\
+             {{\"dir\":\"s2c\",\"msg\":{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"ok\"}}]}}}}}}\n"
+        ));
+    }
+    std::fs::write(&log, text).unwrap();
+    let args = ["analyze", log.to_str().unwrap(), "--format", "jsonl"];
+    let usual = bin().args(args).output().unwrap();
+    let without = bin()
+        .args(args)
+        .env("TMPDIR", dir.path().join("no such directory"))
+        .output()
+        .unwrap();
+    assert_eq!(usual.status.code(), Some(0), "{}", stderr(&usual));
+    assert!(usual.stdout.len() > 4 << 20, "{}", usual.stdout.len());
+    assert_eq!(stderr(&usual), "");
+    assert_eq!(without.status.code(), Some(0), "{}", stderr(&without));
+    assert!(usual.stdout == without.stdout);
+    let err = stderr(&without);
+    assert!(
+        err.starts_with("mcpsift: warning: no temporary file could be written in ")
+            && err.contains("the call records of 1 input were kept in memory")
+            && err.contains("set TMPDIR"),
+        "{err}"
+    );
+}

@@ -587,6 +587,8 @@ pub struct Streamer<W: Write> {
     w: W,
     redactor: Redactor,
     error: Option<io::Error>,
+    /// Inputs whose spools had no temporary file, and the first reason why.
+    in_memory: (usize, Option<String>),
 }
 
 impl<W: Write> Streamer<W> {
@@ -595,12 +597,28 @@ impl<W: Write> Streamer<W> {
             w,
             redactor,
             error: None,
+            in_memory: (0, None),
         }
     }
 
     /// Redacts one input's report (as `Redactor::report` would) and writes its
     /// records; a write error is returned once, and nothing is written after it.
+    /// Records a spool had to drop are the input's problem (exit code 2).
     pub fn input(&mut self, ir: &mut InputReport) -> io::Result<()> {
+        if let Some(spool) = ir
+            .analysis
+            .streamed
+            .as_ref()
+            .and_then(|s| s.product.downcast_ref::<Spool>())
+        {
+            if let Some(e) = spool.kept_in_memory() {
+                self.in_memory.0 += 1;
+                self.in_memory.1.get_or_insert_with(|| e.to_string());
+            }
+            if let Some(p) = spool.problem() {
+                ir.analysis.problems.push(p);
+            }
+        }
         self.redactor.input(ir);
         if self.error.is_some() {
             return Ok(());
@@ -608,6 +626,20 @@ impl<W: Write> Streamer<W> {
         write_input(ir, &mut self.w).inspect_err(|e| {
             self.error = Some(io::Error::new(e.kind(), e.to_string()));
         })
+    }
+
+    /// A warning for stderr when any input's records were kept in memory because
+    /// no temporary file could be written.
+    pub fn warning(&self) -> Option<String> {
+        let (n, Some(e)) = &self.in_memory else {
+            return None;
+        };
+        Some(format!(
+            "no temporary file could be written in {} ({e}): the call records of {n} input{} were kept in memory until printed (at most {} MiB each); set TMPDIR to a writable directory to keep memory flat",
+            std::env::temp_dir().display(),
+            if *n == 1 { "" } else { "s" },
+            SPOOL_MEMORY_AT_MOST >> 20
+        ))
     }
 
     /// Writes the summary of the run (`report`, redacted) and flushes.
@@ -640,7 +672,10 @@ pub fn write_json(report: &Report, w: &mut dyn Write) -> io::Result<()> {
 /// Call records of one input written as its calls are judged (`--format jsonl`
 /// without filters or a baseline), kept in memory up to `SPOOL_MEMORY` and in an
 /// unlinked temporary file past it, until the input's turn to be printed: output
-/// stays in input order while memory stays flat.
+/// stays in input order while memory stays flat. Where no temporary file can be
+/// written (no writable `TMPDIR`, a full disk), the records stay in memory, up to
+/// `SPOOL_MEMORY_AT_MOST`; past that they are counted and dropped, and the input
+/// gets a problem that says how to fix it, rather than the run losing every record.
 pub struct Spool {
     input: String,
     /// `input` as a JSON string, for each record.
@@ -649,12 +684,23 @@ pub struct Spool {
     memo: crate::report::redact::Memo,
     memory: Vec<u8>,
     file: Option<std::fs::File>,
-    /// The first error writing the file, reported when the spool is read.
-    error: Option<io::Error>,
+    /// Bytes of whole records in `file`: a write that failed half way is not read.
+    filed: u64,
+    /// Why the records stay in memory: the temporary file could not be written.
+    no_file: Option<io::Error>,
+    /// Records dropped past `memory_at_most` once `no_file` was set.
+    dropped: u64,
+    /// `SPOOL_MEMORY_AT_MOST`, but for tests.
+    memory_at_most: usize,
 }
 
 /// Bytes of call records a spool keeps in memory before it moves to a file.
 pub const SPOOL_MEMORY: usize = 4 << 20;
+
+/// Bytes of call records a spool keeps in memory when it has no file: about the
+/// records of a 3 GB capture, so that a run without a temporary directory still
+/// prints most inputs whole, and a hostile one cannot take all memory.
+pub const SPOOL_MEMORY_AT_MOST: usize = 1 << 30;
 
 impl Spool {
     pub fn new(input: &str, redactor: Redactor) -> Spool {
@@ -666,32 +712,81 @@ impl Spool {
             memo: Default::default(),
             memory: Vec::new(),
             file: None,
-            error: None,
+            filed: 0,
+            no_file: None,
+            dropped: 0,
+            memory_at_most: SPOOL_MEMORY_AT_MOST,
         }
     }
 
-    fn spill(&mut self) -> io::Result<()> {
+    /// A spool that has found no temporary file, keeping `memory_at_most` bytes.
+    #[cfg(test)]
+    fn without_file(input: &str, memory_at_most: usize) -> Spool {
+        Spool {
+            no_file: Some(io::Error::new(io::ErrorKind::NotFound, "no such directory")),
+            memory_at_most,
+            ..Spool::new(input, Redactor::default())
+        }
+    }
+
+    /// Moves the records in memory to the file, or keeps them where that fails.
+    fn spill(&mut self) {
+        if self.no_file.is_some() {
+            return;
+        }
+        match self.write_file() {
+            Ok(()) => self.memory.clear(),
+            Err(e) => self.no_file = Some(e),
+        }
+    }
+
+    fn write_file(&mut self) -> io::Result<()> {
+        use std::io::{Seek, SeekFrom};
         let file = match &mut self.file {
             Some(f) => f,
             None => self.file.insert(tempfile::tempfile()?),
         };
-        file.write_all(&self.memory)?;
-        self.memory.clear();
+        if let Err(e) = file.write_all(&self.memory) {
+            // The part of this piece that was written is cut off again (or, where
+            // that fails too, never read: `copy_to` reads `filed` bytes).
+            let _ = file.set_len(self.filed);
+            let _ = file.seek(SeekFrom::Start(self.filed));
+            return Err(e);
+        }
+        self.filed += self.memory.len() as u64;
         Ok(())
+    }
+
+    /// Why this spool kept its records in memory, when it did: no temporary file
+    /// could be written.
+    pub fn kept_in_memory(&self) -> Option<&io::Error> {
+        self.no_file.as_ref()
+    }
+
+    /// The input's problem when records were dropped (no file, and more than
+    /// `SPOOL_MEMORY_AT_MOST` of them), to be reported with the input.
+    pub fn problem(&self) -> Option<crate::ingest::Problem> {
+        let e = self.no_file.as_ref().filter(|_| self.dropped > 0)?;
+        Some(crate::ingest::Problem::of(
+            crate::ingest::Level::Problem,
+            crate::ingest::Kind::Cap,
+            Locator::Input,
+            format!(
+                "{} call records are not printed: no temporary file could be written in {} ({e}), and {} MiB of records were kept in memory already; set TMPDIR to a writable directory with room",
+                self.dropped,
+                std::env::temp_dir().display(),
+                self.memory_at_most >> 20
+            ),
+        ))
     }
 
     /// Writes every record spooled, in order.
     pub fn copy_to(&self, w: &mut dyn Write) -> io::Result<()> {
-        if let Some(e) = &self.error {
-            return Err(io::Error::new(
-                e.kind(),
-                format!("spooling the calls of {}: {e}", self.input),
-            ));
-        }
         if let Some(f) = &self.file {
             use std::io::{Read, Seek, SeekFrom};
             let mut f = f;
             f.seek(SeekFrom::Start(0))?;
+            let mut f = f.take(self.filed);
             // In large pieces: `io::copy` into a `dyn Write` moves 8 KiB per read and
             // write, tens of thousands of system calls for a large input's records.
             let mut piece = vec![0u8; 1 << 20];
@@ -700,7 +795,12 @@ impl Spool {
                     Ok(0) => break,
                     Ok(n) => w.write_all(&piece[..n])?,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) => return Err(e),
+                    Err(e) => {
+                        return Err(io::Error::new(
+                            e.kind(),
+                            format!("reading back the calls of {}: {e}", self.input),
+                        ))
+                    }
                 }
             }
         }
@@ -714,6 +814,10 @@ impl crate::correlate::CallSink for Spool {
     }
 
     fn call_returning(&mut self, mut call: Call) -> Option<Call> {
+        if self.no_file.is_some() && self.memory.len() >= self.memory_at_most {
+            self.dropped += 1;
+            return Some(call);
+        }
         drop_unprinted(&mut call);
         self.redactor.call(&mut call, &mut self.memo);
         if self.memory.capacity() == 0 {
@@ -724,10 +828,8 @@ impl crate::correlate::CallSink for Spool {
         // Writing to a Vec cannot fail; a record that cannot serialize is a bug.
         let _ = write_call(&mut self.memory, &self.quoted_input, &call);
         self.memory.push(b'\n');
-        if self.memory.len() >= SPOOL_MEMORY && self.error.is_none() {
-            if let Err(e) = self.spill() {
-                self.error = Some(e);
-            }
+        if self.memory.len() >= SPOOL_MEMORY {
+            self.spill();
         }
         Some(call)
     }
@@ -784,6 +886,55 @@ mod tests {
         handed.copy_to(&mut y).unwrap();
         assert!(!x.is_empty());
         assert_eq!(x, y);
+    }
+
+    /// Without a temporary file a spool keeps its records in memory, whole, up to
+    /// its bound; past it the records are counted, not kept, and the input gets a
+    /// problem that says how many and how to fix it.
+    #[test]
+    fn a_spool_without_a_file_keeps_whole_records_up_to_its_bound() {
+        use crate::correlate::CallSink;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let input = Input::Path(root.join("samples/streamable-http.jsonl"));
+        let (_, a) = analyse_input(&input, &Config::default()).expect("the sample reads");
+        let calls: Vec<Call> = (0..20_000)
+            .map(|k| a.calls[k % a.calls.len()].clone())
+            .collect();
+        let (mut filed, mut roomy) = (
+            Spool::new("in", Redactor::default()),
+            Spool::without_file("in", usize::MAX),
+        );
+        let mut tight = Spool::without_file("in", 1 << 20);
+        for c in &calls {
+            filed.call(c.clone());
+            roomy.call(c.clone());
+            tight.call(c.clone());
+        }
+        let (mut x, mut y, mut z) = (Vec::new(), Vec::new(), Vec::new());
+        filed.copy_to(&mut x).unwrap();
+        roomy.copy_to(&mut y).unwrap();
+        tight.copy_to(&mut z).unwrap();
+        assert!(x.len() > SPOOL_MEMORY, "{}", x.len());
+        assert_eq!(x, y);
+        assert!(roomy.kept_in_memory().is_some() && roomy.problem().is_none());
+        assert!(filed.kept_in_memory().is_none() && filed.problem().is_none());
+        // The records kept are the first ones, whole lines.
+        assert!(
+            z.len() >= 1 << 20 && z.len() < (1 << 20) + 4096,
+            "{}",
+            z.len()
+        );
+        assert!(x.starts_with(&z) && z.ends_with(b"\n"));
+        let kept = z.iter().filter(|&&c| c == b'\n').count();
+        let p = tight.problem().expect("records were dropped");
+        assert_eq!(p.level, crate::ingest::Level::Problem);
+        assert!(
+            p.message
+                .starts_with(&format!("{} call records are not printed", 20_000 - kept))
+                && p.message.contains("TMPDIR"),
+            "{}",
+            p.message
+        );
     }
 
     /// Every kind of location, with and without its optional member, as serde writes it.
