@@ -244,6 +244,7 @@ impl Correlator {
             exchange: Some(x),
             request: req_items,
             response: resp_items,
+            stdio: None,
         }
     }
 

@@ -546,8 +546,12 @@ impl Correlator {
                     Decoding::Stdio(items) => items,
                     _ => stdio_messages(&m),
                 };
-                self.stdio(&x.locator, m, items);
-                Spent::default()
+                let items = self.stdio(&x.locator, &m, items);
+                Spent {
+                    request: items,
+                    stdio: Some(m),
+                    ..Spent::default()
+                }
             }
             Payload::ClientLog(c) => {
                 self.client_log(&x.locator, c);
@@ -564,6 +568,8 @@ pub struct Spent {
     pub exchange: Option<crate::model::HttpExchange>,
     pub request: Vec<Item>,
     pub response: Vec<Item>,
+    /// A stdio line, whose messages are in `request`.
+    pub stdio: Option<crate::model::StdioMessage>,
 }
 
 impl Sink for Correlator {
@@ -1598,6 +1604,45 @@ mod spent_tests {
         assert!(spent.exchange.is_none() && spent.response.is_empty());
         let a = c.finish();
         assert_eq!((a.exchanges, a.calls.len()), (2, 1));
+    }
+
+    /// A stdio line and its messages go back too, the call still judged from the
+    /// messages the correlator keeps of its own.
+    #[test]
+    fn a_stdio_line_is_handed_back_with_its_messages() {
+        use crate::model::{Direction, StdioMessage};
+        let mut c = Correlator::new();
+        let line = |n: u64, dir, json: &str| Exchange {
+            locator: Locator::Line { line: n },
+            payload: Payload::Stdio(StdioMessage {
+                dir: Some(dir),
+                json: json.to_owned(),
+                checked: false,
+                ts: None,
+                logged_by_client: false,
+            }),
+        };
+        let lines = [
+            line(
+                1,
+                Direction::ClientToServer,
+                r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            ),
+            line(
+                2,
+                Direction::ServerToClient,
+                r#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"isError":true}}"#,
+            ),
+        ];
+        for x in lines {
+            let m = Messages::of(&x);
+            let spent = c.exchange_spent(x, m);
+            assert!(spent.stdio.is_some_and(|m| m.json.contains(r#""id":1"#)));
+            assert_eq!(spent.request.len(), 1);
+        }
+        let a = c.finish();
+        assert_eq!(a.calls.len(), 1);
+        assert_eq!(a.calls[0].verdict.outcome, Outcome::ToolError);
     }
 
     /// Counts the calls handed on, shared with the test.

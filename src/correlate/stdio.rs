@@ -12,9 +12,16 @@ use crate::jsonrpc::{Decoded, Id, Item, Kind, Message};
 use crate::model::{Direction, End, Locator, StdioMessage};
 
 impl Correlator {
-    pub(super) fn stdio(&mut self, locator: &Locator, m: StdioMessage, items: Vec<Item>) {
+    /// Reads one stdio line's messages; hands `items` back, for the caller to free
+    /// where they were made (see `exchange_spent`).
+    pub(super) fn stdio(
+        &mut self,
+        locator: &Locator,
+        m: &StdioMessage,
+        items: Vec<Item>,
+    ) -> Vec<Item> {
         let scope = Scope::stdio(self.stdio_process);
-        for item in items {
+        for item in &items {
             let msg = match &item.decoded {
                 Decoded::Message(msg) => (**msg).clone(),
                 Decoded::NotJson(e) => {
@@ -108,9 +115,8 @@ impl Correlator {
                             }
                             // Its real response came: what was held for it was not.
                             self.release_attributed(&scope, &mut p);
-                            let resp_item = item;
                             self.stdio_answered.insert(id);
-                            self.finish_stdio(p, Some(resp_item), End::Complete);
+                            self.finish_stdio(p, Some(item), End::Complete);
                         }
                         None => {
                             let answered = self.stdio_answered.contains(&id);
@@ -119,9 +125,8 @@ impl Correlator {
                             } else {
                                 self.lone_call().filter(|p| p.attributed.is_none())
                             };
-                            let held_item = item;
                             match held {
-                                Some(p) => p.attributed = Some((held_item, None)),
+                                Some(p) => p.attributed = Some((item.clone(), None)),
                                 None => self.observe(Observation::StrayResponse {
                                     scope: scope.clone(),
                                     id,
@@ -145,6 +150,7 @@ impl Correlator {
                 }
             }
         }
+        items
     }
 
     /// Who sent a message whose recorder did not say (a bare `tee` of stdio).
@@ -210,14 +216,15 @@ impl Correlator {
         }
     }
 
-    fn finish_stdio(&mut self, mut p: PendingStdio, reply: Option<Item>, end: End) {
+    fn finish_stdio(&mut self, mut p: PendingStdio, reply: Option<&Item>, end: End) {
         if !p.call {
             return;
         }
         let scope = Scope::stdio(self.stdio_process);
         // With no response of its own, the one reply that came while it was alone
         // outstanding answers it.
-        let (reply, attributed) = match (reply, p.attributed.take()) {
+        let held = p.attributed.take();
+        let (reply, attributed) = match (reply, &held) {
             (None, Some((item, _))) if end != End::ClientClosed => (Some(item), true),
             (reply, _) => (reply, false),
         };
@@ -225,7 +232,7 @@ impl Correlator {
         let ended_at = reply.as_ref().and_then(|r| r.ts);
         let leg = Leg {
             exchange: None,
-            items: reply.iter().collect(),
+            items: reply.into_iter().collect(),
             end,
         };
         let mut verdict = classify(&p.msg, &[leg], Options::default());
