@@ -388,6 +388,9 @@ const RELEASE_AT: usize = 8192;
 /// work of judging and writing them even, so that on two threads the reading
 /// thread does not wait behind a burst of thousands of records.
 const RELEASE_STEP: usize = 1024;
+/// Stdio requests that wait for their responses at most; past it the oldest
+/// `RELEASE_STEP` are judged unanswered (`make_room_for_a_request`).
+const STDIO_WAITING_AT_MOST: usize = RELEASE_AT;
 /// A call released early must have been requested this long before the latest
 /// request seen: a capture delivers a call when it ends, so a slower call that
 /// started earlier can still come (it is then judged late, out of order).
@@ -1643,6 +1646,77 @@ mod spent_tests {
         let a = c.finish();
         assert_eq!(a.calls.len(), 1);
         assert_eq!(a.calls[0].verdict.outcome, Outcome::ToolError);
+    }
+
+    /// A transcript of requests only (one side recorded, or a server that stopped
+    /// answering) keeps at most `STDIO_WAITING_AT_MOST` waiting: the oldest are
+    /// judged unanswered on the way, say so, and the rest still meet responses.
+    #[test]
+    fn stdio_requests_wait_for_responses_within_a_bound() {
+        use crate::model::{Direction, StdioMessage};
+        let line = |n: u64, dir, json: String| Exchange {
+            locator: Locator::Line { line: n },
+            payload: Payload::Stdio(StdioMessage {
+                dir: Some(dir),
+                json,
+                checked: false,
+                ts: None,
+                logged_by_client: false,
+            }),
+        };
+        let request = |id: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#
+            )
+        };
+        let mut c = Correlator::new();
+        let n = STDIO_WAITING_AT_MOST + 100;
+        for id in 0..n {
+            c.exchange(line(id as u64 + 1, Direction::ClientToServer, request(id)));
+            assert!(c.stdio_pending.len() <= STDIO_WAITING_AT_MOST);
+        }
+        // The newest is still waiting, and gets its response.
+        let reply = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[]}}}}"#,
+            n - 1
+        );
+        c.exchange(line(n as u64 + 1, Direction::ServerToClient, reply));
+        let a = c.finish();
+        assert_eq!(a.calls.len(), n);
+        let early: Vec<_> = a
+            .calls
+            .iter()
+            .filter(|c| {
+                c.verdict
+                    .evidence
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("judged then"))
+            })
+            .collect();
+        assert_eq!(early.len(), RELEASE_STEP);
+        assert!(early
+            .iter()
+            .all(|c| c.verdict.outcome == Outcome::NoResponse
+                && c.verdict.evidence.notes.len() == 1
+                && c.locator
+                    < Locator::Line {
+                        line: RELEASE_STEP as u64 + 1
+                    }));
+        assert_eq!(
+            a.calls
+                .iter()
+                .filter(|c| c.verdict.outcome == Outcome::ToolSuccess)
+                .count(),
+            1
+        );
+        assert_eq!(
+            a.calls
+                .iter()
+                .filter(|c| c.verdict.outcome == Outcome::NoResponse)
+                .count(),
+            n - 1
+        );
     }
 
     /// Counts the calls handed on, shared with the test.

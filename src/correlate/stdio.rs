@@ -1,15 +1,18 @@
 //! stdio: messages without an HTTP layer. Client requests are paired with the
 //! server's responses by id within one process (`initialize` starts a new one);
-//! what is still open when the transcript ends never got a response. A line that is
-//! not JSON, or a response with another id, that arrives while exactly one call is
-//! outstanding is that call's answer unless its real response follows.
+//! what is still open when the transcript ends (or, past 8,192 waiting, the oldest)
+//! never got a response. A line that is not JSON, or a response with another id,
+//! that arrives while exactly one call is outstanding is that call's answer unless
+//! its real response follows.
 
 use super::observe::{Observation, Stray};
-use super::{Correlator, Params, PendingStdio, Scope, Transport};
+use super::{
+    Correlator, Params, PendingStdio, Scope, Transport, RELEASE_STEP, STDIO_WAITING_AT_MOST,
+};
 use crate::classify::{classify, Leg, Options};
 use crate::ingest::Problem;
 use crate::jsonrpc::{Decoded, Id, Item, Kind, Message};
-use crate::model::{Direction, End, Locator, StdioMessage};
+use crate::model::{Direction, End, Locator, Outcome, StdioMessage};
 
 impl Correlator {
     /// Reads one stdio line's messages; hands `items` back, for the caller to free
@@ -55,6 +58,7 @@ impl Correlator {
                     if let Some(prev) = self.stdio_pending.remove(&id) {
                         self.finish_stdio(prev, None, End::Closed);
                     }
+                    self.make_room_for_a_request();
                     self.stdio_pending.insert(
                         id,
                         PendingStdio {
@@ -70,6 +74,11 @@ impl Correlator {
                 }
                 (Kind::Request, Direction::ServerToClient) => {
                     if let Some(id) = &msg.id {
+                        // Only for telling replies' directions apart: past the bound,
+                        // the oldest are as good as answered.
+                        if self.stdio_server_pending.len() >= STDIO_WAITING_AT_MOST {
+                            self.stdio_server_pending.clear();
+                        }
                         self.stdio_server_pending.insert(id.clone(), ());
                     }
                 }
@@ -185,6 +194,41 @@ impl Correlator {
                 }
                 _ => Direction::ServerToClient,
             },
+        }
+    }
+
+    /// Judges the oldest `RELEASE_STEP` requests still waiting for a response once
+    /// `STDIO_WAITING_AT_MOST` wait, as unanswered: a transcript of one side only
+    /// (or of a server that stopped answering) kept every request until its end,
+    /// 15 times its size in memory.
+    fn make_room_for_a_request(&mut self) {
+        if self.stdio_pending.len() < STDIO_WAITING_AT_MOST {
+            return;
+        }
+        let mut oldest: Vec<(Locator, Id)> = self
+            .stdio_pending
+            .iter()
+            .map(|(id, p)| (p.locator.clone(), id.clone()))
+            .collect();
+        oldest.sort_by(|a, b| a.0.cmp(&b.0));
+        for (_, id) in oldest.into_iter().take(RELEASE_STEP) {
+            let Some(p) = self.stdio_pending.remove(&id) else {
+                continue;
+            };
+            let call = p.call;
+            self.finish_stdio(p, None, End::CaptureEnded);
+            let Some(c) = self.pending.last_mut().filter(|_| call) else {
+                continue;
+            };
+            let ev = &mut c.verdict.evidence;
+            if c.verdict.outcome == Outcome::NoResponse {
+                let unanswered = format!("no response with id {} before ", c.id);
+                ev.notes.retain(|n| !n.starts_with(&unanswered));
+                ev.notes.push(format!(
+                    "no response with id {} while {STDIO_WAITING_AT_MOST} requests waited for theirs: judged then, not at the end of the transcript (at most {STDIO_WAITING_AT_MOST} wait; a response after this is a stray)",
+                    c.id
+                ));
+            }
         }
     }
 
