@@ -460,12 +460,19 @@ fn in_order(
     progress: &Progress,
     emit: &mut (dyn FnMut(&mut InputReport) + Send),
 ) -> Vec<Vec<Analysed>> {
+    // A spool past 4 MiB moves to a temporary file; where none can be made (no
+    // writable TMPDIR) a held input keeps its records in memory, so it counts whole.
+    let weight = if tempfile::tempfile().is_ok() {
+        HELD_WEIGHT
+    } else {
+        u64::MAX
+    };
     let order = Ordered {
         state: std::sync::Mutex::new(OrderState {
             next: 0,
             held: Default::default(),
             done: (0..planned.len()).map(|_| Vec::new()).collect(),
-            weights: sizes.iter().map(|&n| n.min(HELD_WEIGHT)).collect(),
+            weights: sizes.iter().map(|&n| n.min(weight)).collect(),
             held_bytes: 0,
             emit,
             inputs,
