@@ -314,6 +314,10 @@ struct PendingStdio {
     ts: Option<Timestamp>,
     method: String,
     call: bool,
+    /// The request's place in the transcript: its line, then its place in a batch.
+    /// Requests still waiting are judged in this order (the map holding them has
+    /// no order of its own, and a batch's requests share a line).
+    arrival: u64,
     /// The one reply (not JSON, or another id) that came while this call was the only
     /// request outstanding, with the problem to report if its real response follows.
     attributed: Option<(crate::jsonrpc::Item, Option<Problem>)>,
@@ -391,6 +395,7 @@ const RELEASE_STEP: usize = 1024;
 /// Stdio requests that wait for their responses at most; past it the oldest
 /// `RELEASE_STEP` are judged unanswered (`make_room_for_a_request`).
 const STDIO_WAITING_AT_MOST: usize = RELEASE_AT;
+const _: () = assert!(STDIO_WAITING_AT_MOST > RELEASE_STEP);
 /// A call released early must have been requested this long before the latest
 /// request seen: a capture delivers a call when it ends, so a slower call that
 /// started earlier can still come (it is then judged late, out of order).
@@ -421,6 +426,8 @@ pub struct Correlator {
     stdio_server_pending: HashMap<Id, ()>,
     stdio_answered: ids::RecentIds,
     stdio_process: u32,
+    /// stdio requests seen, numbering `PendingStdio::arrival`.
+    stdio_arrivals: u64,
     /// HTTP calls still waiting for a resumption or the legacy stream.
     open: Vec<http::Open>,
     legacy_streams: Vec<http::LegacyStream>,
@@ -1717,6 +1724,43 @@ mod spent_tests {
                 .count(),
             n - 1
         );
+    }
+
+    /// Requests still waiting when a transcript ends are judged in the order they
+    /// came, a batch's in its order, whatever order the map holding them has (it is
+    /// seeded per process: the order once changed from run to run).
+    #[test]
+    fn open_stdio_requests_are_judged_in_the_order_they_came() {
+        use crate::model::{Direction, StdioMessage};
+        let batch: Vec<String> = (0..16)
+            .map(|i| {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"t"}}}}"#
+                )
+            })
+            .collect();
+        let mut c = Correlator::new();
+        for (n, json) in [
+            format!("[{}]", batch.join(",")),
+            batch[0].replace(":0,", ":99,"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            c.exchange(Exchange {
+                locator: Locator::Line { line: n as u64 + 1 },
+                payload: Payload::Stdio(StdioMessage {
+                    dir: Some(Direction::ClientToServer),
+                    json,
+                    checked: false,
+                    ts: None,
+                    logged_by_client: false,
+                }),
+            });
+        }
+        let ids: Vec<String> = c.finish().calls.iter().map(|c| c.id.to_string()).collect();
+        let want: Vec<String> = (0..16).chain([99]).map(|i| i.to_string()).collect();
+        assert_eq!(ids, want);
     }
 
     /// Counts the calls handed on, shared with the test.

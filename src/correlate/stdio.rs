@@ -59,6 +59,7 @@ impl Correlator {
                         self.finish_stdio(prev, None, End::Closed);
                     }
                     self.make_room_for_a_request();
+                    self.stdio_arrivals += 1;
                     self.stdio_pending.insert(
                         id,
                         PendingStdio {
@@ -68,6 +69,7 @@ impl Correlator {
                             msg,
                             locator: locator.clone(),
                             ts: m.ts,
+                            arrival: self.stdio_arrivals,
                             attributed: None,
                         },
                     );
@@ -205,13 +207,15 @@ impl Correlator {
         if self.stdio_pending.len() < STDIO_WAITING_AT_MOST {
             return;
         }
-        let mut oldest: Vec<(Locator, Id)> = self
+        let mut oldest: Vec<(u64, Id)> = self
             .stdio_pending
             .iter()
-            .map(|(id, p)| (p.locator.clone(), id.clone()))
+            .map(|(id, p)| (p.arrival, id.clone()))
             .collect();
-        oldest.sort_by(|a, b| a.0.cmp(&b.0));
-        for (_, id) in oldest.into_iter().take(RELEASE_STEP) {
+        oldest.select_nth_unstable_by_key(RELEASE_STEP, |a| a.0);
+        oldest.truncate(RELEASE_STEP);
+        oldest.sort_unstable_by_key(|a| a.0);
+        for (_, id) in oldest {
             let Some(p) = self.stdio_pending.remove(&id) else {
                 continue;
             };
@@ -313,7 +317,7 @@ impl Correlator {
 
     pub(super) fn flush_stdio_pending(&mut self, end: End) {
         let mut pending: Vec<_> = self.stdio_pending.drain().map(|(_, p)| p).collect();
-        pending.sort_by(|a, b| a.locator.cmp(&b.locator));
+        pending.sort_unstable_by_key(|p| p.arrival);
         for p in pending {
             self.finish_stdio(p, None, end);
         }
