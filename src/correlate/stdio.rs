@@ -76,8 +76,9 @@ impl Correlator {
                 }
                 (Kind::Request, Direction::ServerToClient) => {
                     if let Some(id) = &msg.id {
-                        // Only for telling replies' directions apart: past the bound,
-                        // the oldest are as good as answered.
+                        // Kept only to tell the direction of an unmarked reply: past
+                        // the bound all are forgotten (such a reply then reads as
+                        // the server's).
                         if self.stdio_server_pending.len() >= STDIO_WAITING_AT_MOST {
                             self.stdio_server_pending.clear();
                         }
