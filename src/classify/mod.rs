@@ -34,6 +34,10 @@ pub struct Options {
     /// Legacy HTTP+SSE (2024-11-05): the POST is answered 202 and the response rides a
     /// GET stream, so a 202 is not a transport error by itself.
     pub legacy_sse: bool,
+    /// stdio: the reader stopped waiting for this request's response while this
+    /// many requests waited for theirs (it is judged then, not at the transcript's
+    /// end).
+    pub waited_out: Option<usize>,
 }
 
 /// The evidence behind a verdict (`docs/output.md`, Outcomes).
@@ -248,10 +252,15 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
         return Verdict::new(Outcome::StreamIncomplete, ev);
     }
     if !http {
-        ev.notes.push(format!(
-            "no response with id {req_id} before the transcript ended ({})",
-            ev.end.as_str()
-        ));
+        ev.notes.push(match opts.waited_out {
+            Some(n) => format!(
+                "no response with id {req_id} while {n} requests waited for theirs: judged then, not at the end of the transcript (at most {n} wait; a response after this is a stray)"
+            ),
+            None => format!(
+                "no response with id {req_id} before the transcript ended ({})",
+                ev.end.as_str()
+            ),
+        });
         return Verdict::new(Outcome::NoResponse, ev);
     }
     let first = legs

@@ -692,7 +692,14 @@ impl Correlator {
                     end: stream.exchange.end,
                 },
             ];
-            let mut verdict = classify(&open.request, &legs, Options { legacy_sse: true });
+            let mut verdict = classify(
+                &open.request,
+                &legs,
+                Options {
+                    legacy_sse: true,
+                    ..Options::default()
+                },
+            );
             let call = &mut self.pending[open.call];
             // The call's own story, not the shared stream's: the events that carried
             // its messages, and "complete" once its response arrived.

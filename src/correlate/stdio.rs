@@ -12,7 +12,7 @@ use super::{
 use crate::classify::{classify, Leg, Options};
 use crate::ingest::Problem;
 use crate::jsonrpc::{Decoded, Id, Item, Kind, Message};
-use crate::model::{Direction, End, Locator, Outcome, StdioMessage};
+use crate::model::{Direction, End, Locator, StdioMessage};
 
 impl Correlator {
     /// Reads one stdio line's messages; hands `items` back, for the caller to free
@@ -56,7 +56,7 @@ impl Correlator {
                     self.check_id_reuse(&scope, &msg, &method, &params, locator);
                     // The earlier one will never be told apart: close it as unanswered.
                     if let Some(prev) = self.stdio_pending.remove(&id) {
-                        self.finish_stdio(prev, None, End::Closed);
+                        self.finish_stdio(prev, None, End::Closed, Options::default());
                     }
                     self.make_room_for_a_request();
                     self.stdio_arrivals += 1;
@@ -92,7 +92,12 @@ impl Correlator {
                             if let Some(p) = self.stdio_pending.get(&rid) {
                                 if p.call {
                                     if let Some(prev) = self.stdio_pending.remove(&rid) {
-                                        self.finish_stdio(prev, None, End::ClientClosed);
+                                        self.finish_stdio(
+                                            prev,
+                                            None,
+                                            End::ClientClosed,
+                                            Options::default(),
+                                        );
                                         if let Some(c) = self.pending.last_mut() {
                                             c.cancelled = true;
                                         }
@@ -128,7 +133,7 @@ impl Correlator {
                             // Its real response came: what was held for it was not.
                             self.release_attributed(&scope, &mut p);
                             self.stdio_answered.insert(id);
-                            self.finish_stdio(p, Some(item), End::Complete);
+                            self.finish_stdio(p, Some(item), End::Complete, Options::default());
                         }
                         None => {
                             let answered = self.stdio_answered.contains(&id);
@@ -220,20 +225,11 @@ impl Correlator {
             let Some(p) = self.stdio_pending.remove(&id) else {
                 continue;
             };
-            let call = p.call;
-            self.finish_stdio(p, None, End::CaptureEnded);
-            let Some(c) = self.pending.last_mut().filter(|_| call) else {
-                continue;
+            let opts = Options {
+                waited_out: Some(STDIO_WAITING_AT_MOST),
+                ..Options::default()
             };
-            let ev = &mut c.verdict.evidence;
-            if c.verdict.outcome == Outcome::NoResponse {
-                let unanswered = format!("no response with id {} before ", c.id);
-                ev.notes.retain(|n| !n.starts_with(&unanswered));
-                ev.notes.push(format!(
-                    "no response with id {} while {STDIO_WAITING_AT_MOST} requests waited for theirs: judged then, not at the end of the transcript (at most {STDIO_WAITING_AT_MOST} wait; a response after this is a stray)",
-                    c.id
-                ));
-            }
+            self.finish_stdio(p, None, End::CaptureEnded, opts);
         }
     }
 
@@ -265,7 +261,7 @@ impl Correlator {
         }
     }
 
-    fn finish_stdio(&mut self, mut p: PendingStdio, reply: Option<&Item>, end: End) {
+    fn finish_stdio(&mut self, mut p: PendingStdio, reply: Option<&Item>, end: End, opts: Options) {
         if !p.call {
             return;
         }
@@ -284,7 +280,7 @@ impl Correlator {
             items: reply.into_iter().collect(),
             end,
         };
-        let mut verdict = classify(&p.msg, &[leg], Options::default());
+        let mut verdict = classify(&p.msg, &[leg], opts);
         if attributed {
             verdict.evidence.notes.push(
                 "attributed: this reply has no matching id, but it was the only one while this call was the one request outstanding".to_owned(),
@@ -320,7 +316,7 @@ impl Correlator {
         let mut pending: Vec<_> = self.stdio_pending.drain().map(|(_, p)| p).collect();
         pending.sort_unstable_by_key(|p| p.arrival);
         for p in pending {
-            self.finish_stdio(p, None, end);
+            self.finish_stdio(p, None, end, Options::default());
         }
         self.stdio_server_pending.clear();
     }
