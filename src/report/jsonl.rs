@@ -294,17 +294,12 @@ fn write_call(out: &mut Vec<u8>, input: &[u8], c: &Call) -> serde_json::Result<(
         }
     }
     for (name, t) in [
-        (&br#","started_at":""#[..], c.started_at),
-        (br#","ended_at":""#, c.ended_at),
+        (&br#","started_at":"#[..], c.started_at),
+        (br#","ended_at":"#, c.ended_at),
     ] {
-        if let Some(t) = t {
-            // A time prints as digits and punctuation only: nothing to escape.
+        if t.is_some() {
             out.extend_from_slice(name);
-            match t.rfc3339() {
-                Some((buf, len)) => out.extend_from_slice(&buf[..len]),
-                None => write!(out, "{t}").map_err(serde_json::Error::io)?,
-            }
-            out.push(b'"');
+            write_ts(out, t)?;
         }
     }
     out.extend_from_slice(br#","transport":""#);
@@ -343,14 +338,11 @@ fn write_call(out: &mut Vec<u8>, input: &[u8], c: &Call) -> serde_json::Result<(
         out.extend_from_slice(br#""}"#);
     }
     if !ev.notes.is_empty() {
-        out.extend_from_slice(br#","notes":["#);
-        for (i, n) in ev.notes.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
+        out.extend_from_slice(br#","notes":"#);
+        write_list(out, &ev.notes, |out, n| {
             json_str(out, n);
-        }
-        out.push(b']');
+            Ok(())
+        })?;
     }
     if let Some(t) = c.timeline.as_deref() {
         out.extend_from_slice(br#","timeline":"#);
@@ -384,10 +376,7 @@ fn write_timeline(
     out: &mut Vec<u8>,
     t: &crate::correlate::timeline::Timeline,
 ) -> serde_json::Result<()> {
-    let num = |out: &mut Vec<u8>, name: &[u8], n: u64| {
-        out.extend_from_slice(name);
-        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-    };
+    let num = write_named_number;
     out.extend_from_slice(br#"{"request_line":"#);
     json_str(out, &t.request_line);
     out.extend_from_slice(br#","request_ts":"#);
@@ -400,11 +389,8 @@ fn write_timeline(
     opt_str(out, t.content_type.as_deref());
     out.extend_from_slice(br#","response_ts":"#);
     write_ts(out, t.response_ts)?;
-    out.extend_from_slice(br#","events":["#);
-    for (k, e) in t.events.iter().enumerate() {
-        if k > 0 {
-            out.push(b',');
-        }
+    out.extend_from_slice(br#","events":"#);
+    write_list(out, &t.events, |out, e| {
         out.extend_from_slice(br#"{"event":"#);
         json_str(out, &e.event);
         out.extend_from_slice(br#","id":"#);
@@ -414,8 +400,8 @@ fn write_timeline(
         out.extend_from_slice(br#","what":"#);
         json_str(out, &e.what);
         out.push(b'}');
-    }
-    out.push(b']');
+        Ok(())
+    })?;
     num(out, br#","events_total":"#, t.events_total as u64);
     out.extend_from_slice(br#","end":"#);
     json_str(out, t.end.as_str());
@@ -471,6 +457,29 @@ fn opt_str(out: &mut Vec<u8>, s: Option<&str>) {
     }
 }
 
+/// `name` (a member's name and colon, with the comma before it) and the number `n`.
+fn write_named_number(out: &mut Vec<u8>, name: &[u8], n: u64) {
+    out.extend_from_slice(name);
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// `items` as a JSON array, each written by `each`.
+fn write_list<T>(
+    out: &mut Vec<u8>,
+    items: &[T],
+    mut each: impl FnMut(&mut Vec<u8>, &T) -> serde_json::Result<()>,
+) -> serde_json::Result<()> {
+    out.push(b'[');
+    for (k, x) in items.iter().enumerate() {
+        if k > 0 {
+            out.push(b',');
+        }
+        each(out, x)?;
+    }
+    out.push(b']');
+    Ok(())
+}
+
 /// `s` as a JSON string, quotes included.
 fn quoted(s: &str) -> Vec<u8> {
     let mut out = Vec::with_capacity(s.len() + 2);
@@ -481,10 +490,7 @@ fn quoted(s: &str) -> Vec<u8> {
 /// A call's location as its serde form writes it (`Locator` is tagged by `kind`),
 /// by hand: serde_json's enum dispatch was about 500 instructions a call.
 fn write_locator(out: &mut Vec<u8>, l: &Locator) {
-    let num = |out: &mut Vec<u8>, name: &[u8], n: u64| {
-        out.extend_from_slice(name);
-        out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-    };
+    let num = write_named_number;
     match *l {
         Locator::Line { line } => num(out, br#"{"kind":"line","line":"#, line),
         Locator::Entry { entry } => num(out, br#"{"kind":"entry","entry":"#, entry),
@@ -593,23 +599,16 @@ fn write_finding(out: &mut Vec<u8>, input: &[u8], f: &Finding) -> serde_json::Re
     out.extend_from_slice(input);
     out.extend_from_slice(br#","scope":"#);
     json_str(out, f.scope.as_str());
-    out.extend_from_slice(br#","ids":["#);
-    for (k, id) in f.ids.iter().enumerate() {
-        if k > 0 {
-            out.push(b',');
-        }
-        write_id(out, id)?;
-    }
-    out.extend_from_slice(br#"],"detail":"#);
+    out.extend_from_slice(br#","ids":"#);
+    write_list(out, &f.ids, |out, id| write_id(out, id))?;
+    out.extend_from_slice(br#","detail":"#);
     json_str(out, &f.detail);
-    out.extend_from_slice(br#","locations":["#);
-    for (k, l) in f.locators.iter().enumerate() {
-        if k > 0 {
-            out.push(b',');
-        }
+    out.extend_from_slice(br#","locations":"#);
+    write_list(out, &f.locators, |out, l| {
         write_locator(out, l);
-    }
-    out.extend_from_slice(b"]}");
+        Ok(())
+    })?;
+    out.push(b'}');
     Ok(())
 }
 
@@ -661,16 +660,20 @@ pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     write_summary(report, w)
 }
 
+/// The spool a streaming run wrote `ir`'s calls to.
+fn spool_of(ir: &InputReport) -> Option<&Spool> {
+    ir.analysis
+        .streamed
+        .as_ref()?
+        .product
+        .downcast_ref::<Spool>()
+}
+
 /// One input's records: the `input` record, its calls (spooled or kept), its findings.
 fn write_input(ir: &InputReport, w: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer(&mut *w, &input_record(ir))?;
     w.write_all(b"\n")?;
-    if let Some(spool) = ir
-        .analysis
-        .streamed
-        .as_ref()
-        .and_then(|s| s.product.downcast_ref::<Spool>())
-    {
+    if let Some(spool) = spool_of(ir) {
         spool.copy_to(w)?;
     }
     let mut line = Vec::new();
@@ -722,12 +725,7 @@ impl<W: Write> Streamer<W> {
     /// records; a write error is returned once, and nothing is written after it.
     /// Records a spool had to drop are the input's problem (exit code 2).
     pub fn input(&mut self, ir: &mut InputReport) -> io::Result<()> {
-        if let Some(spool) = ir
-            .analysis
-            .streamed
-            .as_ref()
-            .and_then(|s| s.product.downcast_ref::<Spool>())
-        {
+        if let Some(spool) = spool_of(ir) {
             if let Some(e) = spool.kept_in_memory() {
                 self.in_memory.0 += 1;
                 self.in_memory.1.get_or_insert_with(|| e.to_string());
