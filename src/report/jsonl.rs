@@ -600,7 +600,7 @@ fn write_finding(out: &mut Vec<u8>, input: &[u8], f: &Finding) -> serde_json::Re
     out.extend_from_slice(br#","scope":"#);
     json_str(out, f.scope.as_str());
     out.extend_from_slice(br#","ids":"#);
-    write_list(out, &f.ids, |out, id| write_id(out, id))?;
+    write_list(out, &f.ids, write_id)?;
     out.extend_from_slice(br#","detail":"#);
     json_str(out, &f.detail);
     out.extend_from_slice(br#","locations":"#);
