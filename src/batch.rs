@@ -889,13 +889,25 @@ fn read_members(
             }
         }
         flushed(&mut pool, put);
-        // A panic inside a nested archive must not leave its depth counted.
-        let depth = nesting.depth;
-        let result = guarded(|| member_reports(member.clone(), reader, size, config, nesting, put));
-        nesting.depth = depth;
-        if let Err(bug) = result {
-            put(Ok(error_report(member, bug)));
-        }
+        guarded_member(member, reader, size, config, nesting, put);
+    }
+}
+
+/// `member_reports`, a panic in it reported as the member's error.
+fn guarded_member(
+    member: String,
+    reader: Box<dyn Read + '_>,
+    size: u64,
+    config: &Config,
+    nesting: &mut Nesting,
+    put: &mut dyn FnMut(Analysed),
+) {
+    // A panic inside a nested archive must not leave its depth counted.
+    let depth = nesting.depth;
+    let result = guarded(|| member_reports(member.clone(), reader, size, config, nesting, put));
+    nesting.depth = depth;
+    if let Err(bug) = result {
+        put(Ok(error_report(member, bug)));
     }
 }
 
@@ -929,20 +941,14 @@ impl MemberJob {
             size,
             ..
         } = self;
-        let reader = Box::new(io::Cursor::new(bytes));
-        let result = guarded(|| {
-            member_reports(
-                member.clone(),
-                reader,
-                size,
-                config,
-                &mut nesting,
-                &mut |a| out.push(a),
-            )
-        });
-        if let Err(bug) = result {
-            out.push(Ok(error_report(member, bug)));
-        }
+        guarded_member(
+            member,
+            Box::new(io::Cursor::new(bytes)),
+            size,
+            config,
+            &mut nesting,
+            &mut |a| out.push(a),
+        );
         out
     }
 }
