@@ -1572,6 +1572,20 @@ mod spent_tests {
     use super::*;
     use crate::model::{Body, HttpExchange, HttpRequest, HttpResponse, Locator};
 
+    /// A transcript line `n` carrying `json`, sent in direction `dir`.
+    fn stdio_line(n: u64, dir: crate::model::Direction, json: &str) -> Exchange {
+        Exchange {
+            locator: Locator::Line { line: n },
+            payload: Payload::Stdio(crate::model::StdioMessage {
+                dir: Some(dir),
+                json: json.to_owned(),
+                checked: false,
+                ts: None,
+                logged_by_client: false,
+            }),
+        }
+    }
+
     fn exchange(method: &str, request: &str, response: &str) -> Exchange {
         Exchange {
             locator: Locator::Entry { entry: 1 },
@@ -1620,18 +1634,9 @@ mod spent_tests {
     /// messages the correlator keeps of its own.
     #[test]
     fn a_stdio_line_is_handed_back_with_its_messages() {
-        use crate::model::{Direction, StdioMessage};
+        use crate::model::Direction;
         let mut c = Correlator::new();
-        let line = |n: u64, dir, json: &str| Exchange {
-            locator: Locator::Line { line: n },
-            payload: Payload::Stdio(StdioMessage {
-                dir: Some(dir),
-                json: json.to_owned(),
-                checked: false,
-                ts: None,
-                logged_by_client: false,
-            }),
-        };
+        let line = stdio_line;
         let lines = [
             line(
                 1,
@@ -1660,17 +1665,8 @@ mod spent_tests {
     /// judged unanswered on the way, say so, and the rest still meet responses.
     #[test]
     fn stdio_requests_wait_for_responses_within_a_bound() {
-        use crate::model::{Direction, StdioMessage};
-        let line = |n: u64, dir, json: String| Exchange {
-            locator: Locator::Line { line: n },
-            payload: Payload::Stdio(StdioMessage {
-                dir: Some(dir),
-                json,
-                checked: false,
-                ts: None,
-                logged_by_client: false,
-            }),
-        };
+        use crate::model::Direction;
+        let line = |n, dir, json: String| stdio_line(n, dir, &json);
         let request = |id: usize| {
             format!(
                 r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#
@@ -1731,7 +1727,7 @@ mod spent_tests {
     /// seeded per process: the order once changed from run to run).
     #[test]
     fn open_stdio_requests_are_judged_in_the_order_they_came() {
-        use crate::model::{Direction, StdioMessage};
+        use crate::model::Direction;
         let batch: Vec<String> = (0..16)
             .map(|i| {
                 format!(
@@ -1747,16 +1743,7 @@ mod spent_tests {
         .into_iter()
         .enumerate()
         {
-            c.exchange(Exchange {
-                locator: Locator::Line { line: n as u64 + 1 },
-                payload: Payload::Stdio(StdioMessage {
-                    dir: Some(Direction::ClientToServer),
-                    json,
-                    checked: false,
-                    ts: None,
-                    logged_by_client: false,
-                }),
-            });
+            c.exchange(stdio_line(n as u64 + 1, Direction::ClientToServer, &json));
         }
         let ids: Vec<String> = c.finish().calls.iter().map(|c| c.id.to_string()).collect();
         let want: Vec<String> = (0..16).chain([99]).map(|i| i.to_string()).collect();

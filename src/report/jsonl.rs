@@ -978,6 +978,22 @@ mod tests {
         }
     }
 
+    /// The analysis of every input under `dirs` of the repository that reads.
+    fn analysed(dirs: &[&str]) -> Vec<(std::path::PathBuf, crate::correlate::Analysis)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut paths = Vec::new();
+        for dir in dirs {
+            files(&root.join(dir), &mut paths);
+        }
+        paths
+            .into_iter()
+            .filter_map(|p| {
+                let (_, a) = analyse_input(&Input::Path(p.clone()), &Config::default()).ok()?;
+                Some((p, a))
+            })
+            .collect()
+    }
+
     /// A spool hands back every call it renders (for the two-thread pipeline, which
     /// frees it where it was made), and renders it as `call` does.
     #[test]
@@ -1052,6 +1068,68 @@ mod tests {
         );
     }
 
+    /// A spool that dropped records makes its input's problem when the input is
+    /// written: on the `input` record, with the count and the fix, and the
+    /// streamer's warning names the missing temporary directory.
+    #[test]
+    fn a_streamed_input_whose_spool_dropped_records_says_so() {
+        use crate::correlate::{CallSink, Streamed};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let input = Input::Path(root.join("samples/streamable-http.jsonl"));
+        let (format, a) = analyse_input(&input, &Config::default()).expect("the sample reads");
+        let mut spool = Spool::without_file("in", 1 << 16);
+        for k in 0..2_000 {
+            spool.call(a.calls[k % a.calls.len()].clone());
+        }
+        let mut ir = InputReport {
+            path: "in".to_owned(),
+            format,
+            status: crate::batch::Status::Ok,
+            error: None,
+            analysis: crate::correlate::Analysis {
+                streamed: Some(Streamed {
+                    tally: Default::default(),
+                    product: Box::new(spool),
+                }),
+                ..Default::default()
+            },
+            stable_path: "in".to_owned(),
+        };
+        let mut out = Vec::new();
+        let mut streamer = Streamer::new(&mut out, Redactor::default());
+        streamer.input(&mut ir).unwrap();
+        let warning = streamer.warning().expect("a warning");
+        assert!(
+            warning.starts_with("no temporary file could be written in "),
+            "{warning}"
+        );
+        assert!(warning.contains("the call records of 1 input were kept in memory"));
+        assert!(ir.has_errors());
+        let first: Value =
+            serde_json::from_slice(out.split(|&c| c == b'\n').next().unwrap()).unwrap();
+        let problems = first["problems"]
+            .as_array()
+            .expect("the input record lists it");
+        assert_eq!(problems.len(), 1);
+        let message = problems[0]["message"].as_str().unwrap();
+        assert_eq!(problems[0]["kind"], "cap");
+        let (dropped, rest) = message.split_once(' ').unwrap();
+        assert!(
+            dropped.parse::<u64>().is_ok_and(|n| n > 0 && n < 2_000),
+            "{message}"
+        );
+        assert!(
+            rest.starts_with(
+                "call records are not printed: no temporary file could be written in "
+            ),
+            "{message}"
+        );
+        assert!(
+            message.contains("set TMPDIR to a writable directory with room"),
+            "{message}"
+        );
+    }
+
     /// Every kind of location, with and without its optional member, as serde writes it.
     #[test]
     fn locations_written_by_hand_are_the_serialized_ones() {
@@ -1092,16 +1170,8 @@ mod tests {
     /// ids of each JSON type, several locations.
     #[test]
     fn findings_written_by_hand_are_the_serialized_ones() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut paths = Vec::new();
-        for dir in ["samples", "tests/fixtures", "lab/captures"] {
-            files(&root.join(dir), &mut paths);
-        }
         let (mut kinds, mut most_ids) = (std::collections::BTreeSet::new(), 0);
-        for p in paths {
-            let Ok((_, a)) = analyse_input(&Input::Path(p.clone()), &Config::default()) else {
-                continue;
-            };
+        for (p, a) in analysed(&["samples", "tests/fixtures", "lab/captures"]) {
             for f in &a.findings {
                 let mut fast = Vec::new();
                 write_finding(&mut fast, &quoted("in\"put\u{1}"), f).unwrap();
@@ -1239,15 +1309,8 @@ mod tests {
     /// samples and the test fixtures, among them calls with each optional member.
     #[test]
     fn records_written_by_hand_are_the_serialized_ones() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut paths = Vec::new();
-        files(&root.join("samples"), &mut paths);
-        files(&root.join("tests/fixtures"), &mut paths);
         let (mut calls, mut seen) = (0, std::collections::BTreeSet::new());
-        for p in paths {
-            let Ok((_, a)) = analyse_input(&Input::Path(p.clone()), &Config::default()) else {
-                continue;
-            };
+        for (p, a) in analysed(&["samples", "tests/fixtures"]) {
             for c in &a.calls {
                 let mut fast = Vec::new();
                 write_call(&mut fast, &quoted("in\"put\u{1}"), c).unwrap();
