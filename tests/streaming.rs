@@ -464,3 +464,87 @@ fn many_inputs_written_as_they_finish_give_the_records_of_the_whole_report() {
         );
     }
 }
+
+/// A server that is down: every call of a long input fails and raises a finding,
+/// more findings than a streaming judge holds (`FINDINGS_IN_MEMORY`), so they go to
+/// disk in sorted runs and come back merged. Request times run out of line order and
+/// some calls are re-sent (several findings on one line, in the rules' order), so the
+/// merge must restore the order of the whole report; a tool name shaped like a
+/// secret must be redacted on the way back.
+#[test]
+fn findings_moved_to_disk_come_back_in_the_order_and_redaction_of_the_whole_report() {
+    use mcpsift::correlate::findings::FINDINGS_IN_MEMORY;
+    let n = 2 * FINDINGS_IN_MEMORY + 5_000;
+    let secret = "ghp_A1b2C3d4E5f6G7h8J9k0L1m2N3o4P5q6R7s8";
+    let mut lines = Vec::with_capacity(n);
+    for i in 0..n as i64 {
+        // Every 9th request is logged late, a minute after its time.
+        let ms = if i % 9 == 4 { i * 50 - 60_000 } else { i * 50 };
+        let tool = if i % 11 == 0 { secret } else { "read_file" };
+        // Every 5th call re-sends the previous call's arguments.
+        let file = if i % 5 == 1 { i - 1 } else { i };
+        lines.push(post(
+            ms.max(0),
+            call(i, tool, json!({"path": format!("src/f{file}.rs")})),
+            None,
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("down.jsonl");
+    std::fs::write(&input, lines.join("\n") + "\n").unwrap();
+    let path = input.to_str().unwrap();
+    let html = dir.path().join("r.html");
+    let whole = cli_stdout(&[path], &["--html", html.to_str().unwrap()]);
+    let findings: Vec<Value> = whole
+        .lines()
+        .filter(|l| l.contains(r#""type":"finding""#))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(findings.len() > n, "{}", findings.len());
+    let kinds: std::collections::BTreeSet<&str> = findings
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    assert!(kinds.len() >= 2, "{kinds:?}");
+    let line_of = |f: &Value| f["locations"][0]["line"].as_u64().unwrap();
+    assert!(findings
+        .windows(2)
+        .all(|w| line_of(&w[0]) <= line_of(&w[1])));
+    assert!(!whole.contains(secret) && whole.contains("[REDACTED] call"));
+    for threads in ["1", "2"] {
+        let streamed = cli_stdout(&[path], &["--threads", threads]);
+        assert!(
+            streamed == whole,
+            "streamed ({threads} threads) and whole-report jsonl differ"
+        );
+    }
+    // Where no temporary file can be made, the findings stay in memory: same output.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_mcpsift"))
+        .args(["analyze", path, "--format", "jsonl"])
+        .env("TMPDIR", dir.path().join("no such directory"))
+        .output()
+        .unwrap();
+    assert!(out.stdout == whole.as_bytes());
+    // `--fail-on` counts the findings that were on disk and then let go.
+    let non_terminal = findings
+        .iter()
+        .filter(|f| f["kind"] == "NON_TERMINAL")
+        .count();
+    let gated = std::process::Command::new(env!("CARGO_BIN_EXE_mcpsift"))
+        .args([
+            "analyze",
+            path,
+            "--format",
+            "jsonl",
+            "--fail-on",
+            "non-terminal",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(gated.status.code(), Some(1));
+    let err = String::from_utf8(gated.stderr).unwrap();
+    assert!(
+        err.contains(&format!("matched: {non_terminal} findings NON_TERMINAL")),
+        "{err}"
+    );
+}

@@ -13,8 +13,9 @@
 
 use super::attempts::{gap_ms, origin, relation};
 use super::facts::{CallFacts, Judgement, Previous};
+use super::findings::{report_order, Spill, SpilledFindings, FINDINGS_IN_MEMORY};
 use super::observe::Observation;
-use super::rules::{self, non_terminal, Judged, Pair, RULES};
+use super::rules::{non_terminal, Judged, Pair, RULES};
 use super::{Finding, Scope};
 use crate::config::RetryWindows;
 use crate::model::{Outcome, Timestamp};
@@ -73,6 +74,8 @@ pub struct Judge {
     /// What the hooks of the call being judged raise.
     scratch: Vec<Finding>,
     calls: u64,
+    /// Where findings past `FINDINGS_IN_MEMORY` go, when the judge may move them.
+    spill: Option<Spill>,
 }
 
 impl Default for Judge {
@@ -96,7 +99,14 @@ impl Judge {
             findings: Vec::new(),
             scratch: Vec::new(),
             calls: 0,
+            spill: None,
         }
+    }
+
+    /// Lets the judge move its findings to a temporary file, a sorted run of
+    /// `FINDINGS_IN_MEMORY` at a time (see `finish_spilled`).
+    pub fn spill_findings(&mut self) {
+        self.spill.get_or_insert_with(Spill::default);
     }
 
     fn client_timeout_ms(&self) -> u64 {
@@ -182,6 +192,11 @@ impl Judge {
         let input = &later.input;
         self.findings
             .extend(self.scratch.drain(..).map(|f| (input.clone(), f)));
+        if self.findings.len() >= FINDINGS_IN_MEMORY {
+            if let Some(spill) = &mut self.spill {
+                spill.run(&mut self.findings);
+            }
+        }
         if later.mrtr_followup {
             self.awaiting_followup
                 .retain(|c| !(c.scope == later.scope && c.tool == later.tool));
@@ -342,13 +357,25 @@ impl Judge {
                 }
             }
         }
-        let rank = |f: &Finding| rules::RULES.iter().position(|r| r.doc.kind == f.kind);
         // In the order of the input, so a report reads like the capture; among
         // findings about one place, in the rules' order, then as raised.
-        self.findings.sort_by(|(ia, a), (ib, b)| {
-            (ia, a.locators.first(), rank(a)).cmp(&(ib, b.locators.first(), rank(b)))
-        });
+        self.findings.sort_by(report_order);
         self.findings
+    }
+
+    /// `finish` for a judge that may have moved findings to disk: those findings,
+    /// read back in the same order, or (`Err`) all of them in memory when none moved.
+    pub fn finish_spilled(
+        mut self,
+        observations: &[Observation],
+    ) -> Result<SpilledFindings, Vec<Finding>> {
+        let spill = self.spill.take();
+        let sorted = self.finish_with_inputs(observations, &[]);
+        match spill {
+            Some(s) => s.finish(sorted),
+            None => Err(sorted),
+        }
+        .map_err(|kept| kept.into_iter().map(|(_, f)| f).collect())
     }
 }
 

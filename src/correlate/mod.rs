@@ -8,6 +8,7 @@ pub mod attempts;
 mod client_log;
 pub mod execution;
 pub mod facts;
+pub mod findings;
 mod http;
 mod ids;
 pub mod judge;
@@ -287,6 +288,49 @@ impl Analysis {
                 .count() as u64,
         }
     }
+
+    /// Findings whose kind and severity pass `keep`: held, on disk, or written and
+    /// let go (`let_findings_go`).
+    pub fn finding_count(&self, keep: impl Fn(FindingKind, Severity) -> bool) -> u64 {
+        let held = self
+            .findings
+            .iter()
+            .filter(|f| keep(f.kind, f.severity))
+            .count() as u64;
+        held + self.streamed.as_ref().map_or(0, |s| {
+            s.findings_let_go.count(&keep)
+                + s.findings.as_ref().map_or(0, |sp| sp.counts().count(&keep))
+        })
+    }
+
+    /// Calls `f` with every finding in report order, held or read back from disk.
+    pub fn for_each_finding(
+        &self,
+        mut f: impl FnMut(&Finding) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        for x in &self.findings {
+            f(x)?;
+        }
+        match self.streamed.as_ref().and_then(|s| s.findings.as_ref()) {
+            Some(sp) => sp.for_each(|x| f(&x)),
+            None => Ok(()),
+        }
+    }
+
+    /// Once a streamed input's records are written: its findings are only counted
+    /// from then on, so a run's memory does not grow with the findings of its inputs.
+    pub fn let_findings_go(&mut self) {
+        let Some(s) = &mut self.streamed else {
+            return;
+        };
+        for f in &self.findings {
+            s.findings_let_go.add(f);
+        }
+        if let Some(sp) = s.findings.take() {
+            s.findings_let_go.merge(sp.counts());
+        }
+        self.findings = Vec::new();
+    }
 }
 
 /// What a scope's `initialize` (or `_meta`) said about its peers.
@@ -367,6 +411,11 @@ pub struct Streamed {
     pub tally: Tally,
     /// What the sink made of them (`CallSink::finish`).
     pub product: Box<dyn std::any::Any + Send>,
+    /// The input's findings when there were too many to hold (`findings.rs`);
+    /// `Analysis::findings` is then empty.
+    pub findings: Option<findings::SpilledFindings>,
+    /// Findings written and then let go (`Analysis::let_findings_go`), counted.
+    pub findings_let_go: findings::FindingCounts,
 }
 
 impl std::fmt::Debug for Streamed {
@@ -885,10 +934,14 @@ impl Correlator {
     /// keeping it in `Analysis::calls`: memory then follows the calls in flight and
     /// the retry windows, not the input.
     pub fn streaming(windows: RetryWindows, sink: Box<dyn CallSink>) -> Correlator {
-        Correlator {
+        let mut c = Correlator {
             emit: Some(Emit(sink)),
             ..Correlator::with_windows(windows)
-        }
+        };
+        // Its findings are read back when its records are written, so a capture
+        // whose every call fails need not hold one finding per call.
+        c.judge.spill_findings();
+        c
     }
 
     /// Records what a pairer saw, numbered so the rules see them in this order.
@@ -1275,7 +1328,13 @@ impl Correlator {
         self.released_obs.sort_by_key(|(n, _)| *n);
         let observations: Vec<Observation> = self.released_obs.drain(..).map(|(_, o)| o).collect();
         let judge = std::mem::take(&mut self.judge);
-        self.out.findings = judge.finish(&observations);
+        let spilled = match judge.finish_spilled(&observations) {
+            Ok(s) => Some(s),
+            Err(kept) => {
+                self.out.findings = kept;
+                None
+            }
+        };
         self.out.observations = observations;
         self.out.scope_info = self.scopes.into_iter().collect();
         self.out.scope_info.sort_by(|a, b| a.0.cmp(&b.0));
@@ -1285,6 +1344,8 @@ impl Correlator {
             self.out.streamed = Some(Streamed {
                 tally: std::mem::take(&mut self.tally),
                 product: sink.finish(),
+                findings: spilled,
+                findings_let_go: Default::default(),
             });
         }
         self.out

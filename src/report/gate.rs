@@ -85,7 +85,13 @@ impl fmt::Display for Match {
 
 /// The conditions that match `report`, each with its count.
 pub fn evaluate(report: &Report, conditions: &[Condition]) -> Vec<Match> {
-    let findings = || report.inputs.iter().flat_map(|i| &i.analysis.findings);
+    let findings = |keep: &dyn Fn(FindingKind, Severity) -> bool| {
+        report
+            .inputs
+            .iter()
+            .map(|i| i.analysis.finding_count(keep) as usize)
+            .sum()
+    };
     conditions
         .iter()
         .map(|&condition| {
@@ -95,8 +101,8 @@ pub fn evaluate(report: &Report, conditions: &[Condition]) -> Vec<Match> {
                     .iter()
                     .map(|i| i.analysis.outcome_count(o) as usize)
                     .sum(),
-                Condition::Finding(k) => findings().filter(|f| f.kind == k).count(),
-                Condition::Severity(s) => findings().filter(|f| f.severity >= s).count(),
+                Condition::Finding(k) => findings(&|kind, _| kind == k),
+                Condition::Severity(s) => findings(&|_, sev| sev >= s),
             };
             Match { condition, count }
         })

@@ -636,9 +636,8 @@ pub fn for_each_record(
         for c in &ir.analysis.calls {
             f(call_record(&ir.path, c))?;
         }
-        for fi in &ir.analysis.findings {
-            f(finding_record(&ir.path, fi))?;
-        }
+        ir.analysis
+            .for_each_finding(|fi| f(finding_record(&ir.path, fi)))?;
     }
     f(summary_record(report))
 }
@@ -685,13 +684,12 @@ fn write_input(ir: &InputReport, w: &mut dyn Write) -> io::Result<()> {
         line.push(b'\n');
         w.write_all(&line)?;
     }
-    for f in &ir.analysis.findings {
+    ir.analysis.for_each_finding(|f| {
         line.clear();
         write_finding(&mut line, &input, f)?;
         line.push(b'\n');
-        w.write_all(&line)?;
-    }
-    Ok(())
+        w.write_all(&line)
+    })
 }
 
 fn write_summary(report: &Report, w: &mut dyn Write) -> io::Result<()> {
@@ -1090,6 +1088,8 @@ mod tests {
                 streamed: Some(Streamed {
                     tally: Default::default(),
                     product: Box::new(spool),
+                    findings: None,
+                    findings_let_go: Default::default(),
                 }),
                 ..Default::default()
             },

@@ -24,7 +24,7 @@
 //! the rules need JSON-aware quoting (`"` and `\"`), which is awkward in a regex.
 
 use crate::batch::{InputReport, Report};
-use crate::correlate::{short_hash, Call};
+use crate::correlate::{short_hash, Call, Finding};
 use aho_corasick::AhoCorasick;
 use serde_json::Value;
 use std::borrow::Cow;
@@ -678,6 +678,11 @@ impl Known<'_> {
         ev.notifications.iter_mut().for_each(|n| self.string(n));
     }
 
+    fn finding(&self, f: &mut Finding) {
+        self.arc(f.scope.arc_mut());
+        self.string(&mut f.detail);
+    }
+
     fn without_sessions(inner: Redactor) -> Self {
         Known {
             inner,
@@ -712,8 +717,13 @@ impl Known<'_> {
             self.string(&mut p.message);
         }
         for f in &mut a.findings {
-            self.arc(f.scope.arc_mut());
-            self.string(&mut f.detail);
+            self.finding(f);
+        }
+        if let Some(spilled) = a.streamed.as_mut().and_then(|s| s.findings.as_mut()) {
+            // Read back from disk when written, so redacted then. Only a streaming
+            // run moves findings to disk, and its redaction knows no session ids.
+            let inner = self.inner;
+            spilled.on_read(Box::new(move |f| Known::without_sessions(inner).finding(f)));
         }
         for c in &mut a.calls {
             self.call(c);

@@ -47,8 +47,11 @@ impl Summary {
                 s.outcomes.insert(o.as_str().to_owned(), n);
             }
         }
-        for f in &a.findings {
-            *s.findings.entry(f.kind.as_str().to_owned()).or_default() += 1;
+        for k in FindingKind::ALL {
+            let n = a.finding_count(|kind, _| kind == *k);
+            if n > 0 {
+                s.findings.insert(k.as_str().to_owned(), n);
+            }
         }
         s
     }
