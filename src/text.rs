@@ -125,6 +125,42 @@ pub fn excerpt(text: &str) -> String {
     [&text[..floor_boundary(text, EXCERPT)], "…"].concat()
 }
 
+/// Bytes of a name a held call keeps whole (a request id, a tool name): the MCP
+/// specification (2025-11-25, Tools) asks tool names of at most 128 characters.
+pub const KEPT_NAME: usize = 256;
+/// Bytes of a text a held call keeps whole (an error's message and data, a
+/// `requestState`).
+pub const KEPT_TEXT: usize = 1024;
+
+/// `s` as a held call keeps it: whole up to `max` bytes; past that its first bytes,
+/// `…`, its length and a hash of the whole, so two kept texts are equal when the
+/// texts are. Held calls are bounded in number; this bounds their bytes, whatever
+/// a hostile input puts in an id or a name.
+pub fn kept(s: &str, max: usize) -> Cow<'_, str> {
+    if s.len() <= max {
+        return Cow::Borrowed(s);
+    }
+    let head = &s[..floor_boundary(s, max.saturating_sub(48))];
+    Cow::Owned(format!(
+        "{head}…[{} bytes, #{:016x}]",
+        s.len(),
+        stable_hash(s)
+    ))
+}
+
+/// FNV-1a over `text`, every bit then mixed into every other: stable across runs
+/// and platforms, unlike std's SipHash with random keys, and texts that differ only
+/// at the end (sequential ids) do not print alike. The mix is one-to-one, adding no
+/// collision.
+pub fn stable_hash(text: &str) -> u64 {
+    let mut h = text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+    });
+    h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+    h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    h ^ (h >> 33)
+}
+
 /// Human wording for a serde_json error on hostile input.
 pub fn describe_json_error(e: &serde_json::Error) -> String {
     let msg = e.to_string();
@@ -158,6 +194,32 @@ pub fn describe_json_error_at(e: &serde_json::Error, line: usize, column: usize)
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_kept_text_is_short_distinct_and_cut_on_a_character() {
+        assert!(matches!(kept("short", 16), Cow::Borrowed("short")));
+        let long = "é".repeat(600);
+        for max in [KEPT_NAME, KEPT_TEXT] {
+            let k = kept(&long, max);
+            assert!(k.len() <= max, "{} > {max}", k.len());
+            assert!(k.starts_with("éé") && k.contains("…[1200 bytes, #"), "{k}");
+            assert_eq!(kept(&long, max), k);
+        }
+        // Texts that differ only past the head, even at the same length, differ.
+        let a = format!("{}a", "x".repeat(2000));
+        let b = format!("{}b", "x".repeat(2000));
+        assert_ne!(kept(&a, KEPT_NAME), kept(&b, KEPT_NAME));
+    }
+
+    #[test]
+    fn the_stable_hash_does_not_change() {
+        // Session scopes print it: a baseline written by an earlier run must match
+        // (the session `sess-00000000` of the bench's small-calls log).
+        assert_eq!(
+            format!("{:016x}", stable_hash("sess-00000000")),
+            "5dec185e5a951543"
+        );
+    }
 
     proptest::proptest! {
         /// Every byte's mark is exact, in words of any bytes and of bytes next to

@@ -1,7 +1,7 @@
 //! End-to-end tests of the `mcpsift` binary: the samples' verdicts, bad inputs,
 //! exit codes, stdin, gzip and a closed stdout.
 
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -1392,4 +1392,97 @@ fn a_streaming_run_without_a_temporary_directory_loses_no_record() {
             && err.contains("set TMPDIR"),
         "{err}"
     );
+}
+
+/// Held calls are bounded in number; a hostile input must not make each one large.
+/// A tool name, a request id and an error message far past any real one are kept as
+/// their first bytes, their length and a hash: calls still pair, a listed tool's
+/// annotations still apply to its calls, and distinct names stay distinct.
+#[test]
+fn names_ids_and_messages_past_their_bounds_are_kept_short_and_still_meet() {
+    let dir = tempfile::tempdir().unwrap();
+    let sample = std::fs::read_to_string(repo("samples/streamable-http.jsonl")).unwrap();
+    let long_tool = format!("delete_file_{}", "x".repeat(4000));
+    let renamed = dir.path().join("renamed.jsonl");
+    std::fs::write(&renamed, sample.replace("delete_file", &long_tool)).unwrap();
+    let out = bin()
+        .args(["analyze", renamed.to_str().unwrap(), "--format", "jsonl"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout.clone()).unwrap();
+    assert!(!text.contains(&long_tool));
+    let tool = jsonl(&out)
+        .into_iter()
+        .find(|r| r["type"] == "call" && r["tool"].as_str().unwrap().starts_with("delete_file_x"))
+        .unwrap()["tool"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(tool.len() <= 256 && tool.ends_with(']'), "{tool}");
+    assert!(
+        tool.contains(&format!("…[{} bytes, #", long_tool.len())),
+        "{tool}"
+    );
+    // The same findings, down to their wording ("the tool is annotated destructive"
+    // needs the listed tool to meet its calls).
+    let findings = |out: &Output| -> Vec<String> {
+        jsonl(out)
+            .into_iter()
+            .filter(|r| r["type"] == "finding")
+            .map(|mut r| {
+                r["input"] = Value::Null;
+                r.to_string().replace(&tool, "delete_file")
+            })
+            .collect()
+    };
+    let sample_out = bin()
+        .args([
+            "analyze",
+            "samples/streamable-http.jsonl",
+            "--format",
+            "jsonl",
+        ])
+        .current_dir(repo("."))
+        .output()
+        .unwrap();
+    let before = findings(&sample_out);
+    assert!(before.iter().any(|f| f.contains("annotated destructive")));
+    assert_eq!(findings(&out), before);
+
+    // Long string ids, each answered by an error with a long message; two ids that
+    // differ only in their last byte stay two calls.
+    let mut log = String::new();
+    for (n, last) in ["a", "b"].iter().enumerate() {
+        let id = format!("{}{last}", "i".repeat(5000));
+        let req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t", "arguments": {}}});
+        let resp = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "m".repeat(9000), "data": {"trace": "d".repeat(9000)}}});
+        let rec = json!({
+            "ts": format!("2026-12-02T08:00:0{n}.000Z"),
+            "request": {"method": "POST", "url": "http://127.0.0.1:3000/mcp", "headers": [["content-type", "application/json"]], "body": req.to_string()},
+            "response": {"status": 200, "headers": [["content-type", "application/json"]], "body": resp.to_string()},
+        });
+        log.push_str(&format!("{rec}\n"));
+    }
+    let ids = dir.path().join("ids.jsonl");
+    std::fs::write(&ids, log).unwrap();
+    let out = bin()
+        .args(["analyze", ids.to_str().unwrap(), "--format", "jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let calls: Vec<Value> = jsonl(&out)
+        .into_iter()
+        .filter(|r| r["type"] == "call")
+        .collect();
+    assert_eq!(calls.len(), 2);
+    assert_ne!(calls[0]["id"], calls[1]["id"]);
+    for c in &calls {
+        assert_eq!(c["outcome"], "JSONRPC_ERROR", "{c}");
+        assert!(c["id"].as_str().unwrap().len() <= 300, "{}", c["id"]);
+        let message = c["error_message"].as_str().unwrap();
+        assert!(
+            message.len() <= 1024 && message.contains("…[9000 bytes, #"),
+            "{message}"
+        );
+    }
 }

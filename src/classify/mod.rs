@@ -451,9 +451,27 @@ fn error_parts(m: &Message) -> Option<(Option<i64>, Option<String>, Option<Value
         obj.get("code").and_then(Value::as_i64),
         obj.get("message")
             .and_then(Value::as_str)
-            .map(str::to_owned),
-        obj.get("data").cloned(),
+            .map(|m| crate::text::kept(m, crate::text::KEPT_TEXT).into_owned()),
+        obj.get("data").map(kept_data),
     ))
+}
+
+/// An error's `data` as a held call keeps it: whole up to `KEPT_TEXT` bytes of JSON;
+/// past that as a string, the JSON's first bytes and `text::kept`'s tail.
+fn kept_data(data: &Value) -> Value {
+    match data {
+        Value::String(s) => {
+            Value::String(crate::text::kept(s, crate::text::KEPT_TEXT).into_owned())
+        }
+        Value::Object(_) | Value::Array(_) => {
+            let json = data.to_string();
+            match crate::text::kept(&json, crate::text::KEPT_TEXT) {
+                std::borrow::Cow::Borrowed(_) => data.clone(),
+                std::borrow::Cow::Owned(k) => Value::String(k),
+            }
+        }
+        _ => data.clone(),
+    }
 }
 
 /// Envelope then result checks on the response that answers the request.
@@ -531,7 +549,9 @@ fn judge_response(m: &Message, item: &Item, req_id: &Id, mut ev: Evidence) -> Ve
         None | Some("complete") => {}
         Some("input_required") => {
             // Kept byte for byte as it was on the wire: a follow-up must echo it exactly.
-            ev.request_state = view.request_state.map(|r| r.get().to_owned());
+            ev.request_state = view
+                .request_state
+                .map(|r| crate::text::kept(r.get(), crate::text::KEPT_TEXT).into_owned());
             if view.input_requests.is_none() && view.request_state.is_none() {
                 ev.notes.push(
                     "input_required without inputRequests or requestState (one of them is required)".to_owned(),

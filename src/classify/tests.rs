@@ -469,3 +469,26 @@ fn deeply_nested_results_are_judged_without_recursion() {
     .unwrap();
     assert_verdict(&v, Outcome::ToolSuccess, Layer::Application);
 }
+
+#[test]
+fn error_data_past_its_bound_is_kept_as_the_start_of_its_json() {
+    let small = json!({"trace": "short", "n": 1});
+    assert_eq!(kept_data(&small), small);
+    assert_eq!(kept_data(&json!(7)), json!(7));
+    let big = json!({"trace": "d".repeat(5000)});
+    let Value::String(k) = kept_data(&big) else {
+        panic!("not a string")
+    };
+    assert!(
+        k.starts_with(r#"{"trace":"ddd"#) && k.len() <= crate::text::KEPT_TEXT,
+        "{k}"
+    );
+    assert!(
+        k.contains(&format!("…[{} bytes, #", big.to_string().len())),
+        "{k}"
+    );
+    let Value::String(s) = kept_data(&json!("e".repeat(5000))) else {
+        panic!("not a string")
+    };
+    assert!(s.starts_with("eee") && s.len() <= crate::text::KEPT_TEXT);
+}

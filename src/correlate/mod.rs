@@ -718,13 +718,14 @@ impl Params {
         );
         let request_state = parse(request_state);
         Params {
-            name: string(name),
+            // Cut as the names of listed tools are (`note_tools`), so both still meet.
+            name: string(name).map(|n| kept_owned(n, crate::text::KEPT_NAME)),
             meta_version: string(meta_version),
             meta_client: parse(meta_client),
             protocol_version: parse(protocol_version),
             client_info: parse(client_info),
             mrtr: input_responses.is_some() || request_state.is_some(),
-            request_state: request_state.map(|v| v.to_string()),
+            request_state: request_state.map(|v| kept_owned(v.to_string(), crate::text::KEPT_TEXT)),
             arguments: arguments_key_raw(arguments)
                 .unwrap_or_else(|| arguments_key(&parse(arguments).unwrap_or(Value::Null))),
         }
@@ -888,15 +889,7 @@ const MAX_TOOLS: usize = 1 << 14;
 /// their ids: at 32 bits, 200,000 sessions held 8 such pairs, and a 10 GB capture
 /// of healthy sessions showed 8 false ID_REUSED findings.
 pub fn short_hash(text: &str) -> String {
-    // FNV-1a: stable across runs and platforms, unlike std's SipHash with random keys.
-    // Its high bits barely move between ids that differ at the end (sequential or
-    // UUID-like ids printed alike, `16896f9d…`, `1689709d…`), so every bit is mixed
-    // into every other before printing; the mix is one-to-one, adding no collision.
-    let mut h = fnv64(text);
-    h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-    h ^= h >> 33;
-    format!("{h:016x}")
+    format!("{:016x}", crate::text::stable_hash(text))
 }
 
 fn info_name(v: Option<&Value>) -> Option<String> {
@@ -1037,6 +1030,7 @@ impl Correlator {
             let Some(Value::String(name)) = &t.name else {
                 continue;
             };
+            let name = crate::text::kept(name, crate::text::KEPT_NAME);
             let a = t.annotations.as_ref();
             let flag = |k: &str| a.and_then(|a| a.get(k)).and_then(Value::as_bool);
             let learned = Annotations {
@@ -1044,10 +1038,10 @@ impl Correlator {
                 destructive: flag("destructiveHint"),
                 idempotent: flag("idempotentHint"),
             };
-            if let Some(known) = self.annotations.get_mut(name.as_str()) {
+            if let Some(known) = self.annotations.get_mut(&*name) {
                 *known = learned;
             } else if self.annotations.len() < MAX_TOOLS {
-                self.annotations.insert(name.to_owned(), learned);
+                self.annotations.insert(name.into_owned(), learned);
             } else {
                 self.tools_unkept += 1;
             }
@@ -1349,6 +1343,14 @@ impl Correlator {
             });
         }
         self.out
+    }
+}
+
+/// `s`, or (past `max` bytes) `text::kept`'s shorter form of it.
+fn kept_owned(s: String, max: usize) -> String {
+    match crate::text::kept(&s, max) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(k) => k,
     }
 }
 

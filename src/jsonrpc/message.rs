@@ -31,11 +31,21 @@ impl Id {
         if raw.starts_with('"') && raw.contains('\\') {
             if let Ok(s) = serde_json::from_str::<String>(raw) {
                 if let Ok(canon) = serde_json::to_string(&s) {
-                    return Id(canon.into());
+                    return Id::held(&canon);
                 }
             }
         }
-        Id(raw.into())
+        Id::held(raw)
+    }
+
+    /// A canonical id as calls hold it: a hostile one past `text::KEPT_NAME` bytes
+    /// (held by every open call and id map) becomes a string of its first bytes and
+    /// a hash of the whole (`text::kept`), still equal only to itself.
+    fn held(canon: &str) -> Id {
+        match crate::text::kept(canon, crate::text::KEPT_NAME) {
+            Cow::Borrowed(c) => Id(c.into()),
+            Cow::Owned(k) => Id(serde_json::to_string(&k).unwrap_or_default().into()),
+        }
     }
 
     /// A number id from a plain integer (tests and synthesized records).
@@ -370,6 +380,25 @@ pub fn write_canonical(value: &Value, out: &mut impl std::io::Write) -> std::io:
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_id_is_held_short_and_equal_only_to_itself() {
+        let long = format!("\"{}\"", "i".repeat(5000));
+        let id = Id::from_raw(&long);
+        assert!(id.raw().len() <= 2 * crate::text::KEPT_NAME, "{}", id.raw());
+        assert!(
+            serde_json::from_str::<String>(id.raw()).is_ok(),
+            "{}",
+            id.raw()
+        );
+        assert_eq!(Id::from_raw(&long), id);
+        // The same id written with an escape is the same id.
+        let escaped = format!("\"\\u0069{}\"", "i".repeat(4999));
+        assert_eq!(Id::from_raw(&escaped), id);
+        let other = format!("\"{}j\"", "i".repeat(4999));
+        assert_ne!(Id::from_raw(&other), id);
+        assert_eq!(Id::from_raw("12").raw(), "12");
+    }
 
     #[test]
     fn ids_keep_their_wire_type() {
