@@ -1485,4 +1485,41 @@ fn names_ids_and_messages_past_their_bounds_are_kept_short_and_still_meet() {
             "{message}"
         );
     }
+    // A long Host and a long clientInfo name: the scope and client are held short.
+    let url = format!("http://{}.example:3000/mcp", "h".repeat(3000));
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "agent ".repeat(500), "version": "1"}}});
+    let init_ok = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}});
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "arguments": {}}});
+    let call_ok =
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "ok"}]}});
+    let mut log = String::new();
+    for (n, (req, resp)) in [(init, init_ok), (call, call_ok)].into_iter().enumerate() {
+        let rec = json!({
+            "ts": format!("2026-12-02T08:00:0{n}.000Z"),
+            "request": {"method": "POST", "url": url, "headers": [["content-type", "application/json"]], "body": req.to_string()},
+            "response": {"status": 200, "headers": [["content-type", "application/json"]], "body": resp.to_string()},
+        });
+        log.push_str(&format!("{rec}\n"));
+    }
+    let hosts = dir.path().join("host.jsonl");
+    std::fs::write(&hosts, log).unwrap();
+    let out = bin()
+        .args(["analyze", hosts.to_str().unwrap(), "--format", "jsonl"])
+        .output()
+        .unwrap();
+    let call = jsonl(&out)
+        .into_iter()
+        .find(|r| r["type"] == "call")
+        .unwrap();
+    assert_eq!(call["outcome"], "TOOL_SUCCESS", "{call}");
+    let scope = call["scope"].as_str().unwrap();
+    assert!(
+        scope.starts_with("http:hhh") && scope.len() <= 300,
+        "{scope}"
+    );
+    let client = call["client"].as_str().unwrap();
+    assert!(
+        client.starts_with("agent agent") && client.len() <= 256,
+        "{client}"
+    );
 }

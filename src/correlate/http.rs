@@ -99,7 +99,7 @@ fn host_of(url: &str) -> &str {
 fn endpoint_of(url: &str) -> String {
     let rest = after_userinfo(url);
     let end = rest.find(['?', '#']).unwrap_or(rest.len());
-    rest[..end].to_owned()
+    crate::text::kept(&rest[..end], crate::text::KEPT_TEXT).into_owned()
 }
 
 /// The id scope of an exchange: the session, the legacy session, or (none) the

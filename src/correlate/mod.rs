@@ -895,10 +895,11 @@ pub fn short_hash(text: &str) -> String {
 fn info_name(v: Option<&Value>) -> Option<String> {
     let v = v?;
     let name = v.get("name")?.as_str()?;
-    Some(match v.get("version").and_then(Value::as_str) {
+    let named = match v.get("version").and_then(Value::as_str) {
         Some(ver) => format!("{name}@{ver}"),
         None => name.to_owned(),
-    })
+    };
+    Some(kept_owned(named, crate::text::KEPT_NAME))
 }
 
 pub(crate) fn parse_retry_after(value: &str) -> Option<u64> {
@@ -966,14 +967,15 @@ impl Correlator {
         let info = self.scopes.entry(scope.clone()).or_default();
         info.last = now;
         if let Some(v) = params.meta_version.as_deref().or(header) {
-            info.protocol_version = Some(v.to_owned());
+            info.protocol_version = Some(kept_owned(v.to_owned(), crate::text::KEPT_NAME));
         }
         if let Some(c) = info_name(params.meta_client.as_ref()) {
             info.client = Some(c);
         }
         if method == "initialize" {
             if let Some(v) = params.protocol_version.as_ref().and_then(Value::as_str) {
-                info.protocol_version.get_or_insert_with(|| v.to_owned());
+                info.protocol_version
+                    .get_or_insert_with(|| kept_owned(v.to_owned(), crate::text::KEPT_NAME));
             }
             if let Some(c) = info_name(params.client_info.as_ref()) {
                 info.client = Some(c);
@@ -992,7 +994,8 @@ impl Correlator {
         };
         let info = self.scopes.entry(scope.clone()).or_default();
         if let Some(v) = result.get("protocolVersion").and_then(Value::as_str) {
-            info.protocol_version = Some(v.to_owned()); // the negotiated version wins
+            // The negotiated version wins.
+            info.protocol_version = Some(kept_owned(v.to_owned(), crate::text::KEPT_NAME));
         }
         if let Some(s) = info_name(result.get("serverInfo")) {
             info.server = Some(s);

@@ -58,10 +58,12 @@ impl Scope {
     /// Session-less HTTP to `host`; `restart` counts `initialize`s after the first,
     /// since a restarted client counts its ids from 0 again.
     pub fn http(host: &str, restart: u32) -> Scope {
+        // A hostile Host is held by every call and map of the scope: cut it.
+        let host = crate::text::kept(host, crate::text::KEPT_NAME);
         if restart > 1 {
             Scope::new(ScopeKind::Http, &format!("{host}#{restart}"))
         } else {
-            Scope::new(ScopeKind::Http, host)
+            Scope::new(ScopeKind::Http, &host)
         }
     }
 
