@@ -148,6 +148,14 @@ pub fn kept(s: &str, max: usize) -> Cow<'_, str> {
     ))
 }
 
+/// `kept` for a text owned already: returned as it is when short enough.
+pub fn kept_owned(s: String, max: usize) -> String {
+    match kept(&s, max) {
+        Cow::Borrowed(_) => s,
+        Cow::Owned(k) => k,
+    }
+}
+
 /// FNV-1a over `text`, every bit then mixed into every other: stable across runs
 /// and platforms, unlike std's SipHash with random keys, and texts that differ only
 /// at the end (sequential ids) do not print alike. The mix is one-to-one, adding no

@@ -367,3 +367,64 @@ fn cakewalk_late_response_is_a_client_cancellation() {
     assert!(a.calls[0].cancelled);
     assert_eq!(findings(&a), [f("NON_TERMINAL", "INFO", "1")]);
 }
+
+/// Cut streams wait for a resumption with their bodies, so they are bounded in bytes
+/// as well as in number: of 40 cut streams of 1 MiB each, the oldest stop waiting
+/// (with a note that says why), and the newest still join their resumption.
+#[test]
+fn cut_streams_past_their_byte_bound_stop_waiting_oldest_first() {
+    let post = |id: u32, pad: &str| {
+        serde_json::json!({
+            "ts": format!("2026-11-30T00:53:{:02}.000Z", id),
+            "request": {"method": "POST", "url": "http://127.0.0.1:8080/mcp",
+                "headers": [["Content-Type", "application/json"], ["Mcp-Session-Id", "sess-A"]],
+                "body": format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"work","arguments":{{"n":{id}}}}}}}"#)},
+            "response": {"status": 200, "headers": [["Content-Type", "text/event-stream"]],
+                "body": format!(": {pad}\nid: S-{id}-0\ndata: \n\n")},
+            "end": "closed",
+        })
+    };
+    let resume = |id: u32| {
+        serde_json::json!({
+            "ts": "2026-11-30T00:54:00.000Z",
+            "request": {"method": "GET", "url": "http://127.0.0.1:8080/mcp",
+                "headers": [["Accept", "text/event-stream"], ["Mcp-Session-Id", "sess-A"], ["Last-Event-ID", format!("S-{id}-0")]],
+                "body": ""},
+            "response": {"status": 200, "headers": [["Content-Type", "text/event-stream"]],
+                "body": format!("id: S-{id}-1\ndata: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"done\"}}]}}}}\n\n")},
+        })
+    };
+    let pad = "p".repeat(1 << 20);
+    let mut log = String::new();
+    for id in 1..=40 {
+        log.push_str(&format!("{}\n", post(id, &pad)));
+    }
+    log.push_str(&format!("{}\n{}\n", resume(1), resume(40)));
+    let (_, a) = analyse_reader(std::io::Cursor::new(log), &Config::default()).unwrap();
+    let outcome = |id: &str| {
+        a.calls
+            .iter()
+            .find(|c| c.id.raw() == id)
+            .map(|c| (c.verdict.outcome.as_str(), c.verdict.evidence.notes.clone()))
+            .unwrap()
+    };
+    let (first, notes) = outcome("1");
+    assert_eq!(first, "STREAM_INCOMPLETE");
+    assert!(
+        notes.iter().any(|n| n.contains("no longer looked for")),
+        "{notes:?}"
+    );
+    assert_eq!(outcome("40").0, "TOOL_SUCCESS");
+    let waited_out = a
+        .calls
+        .iter()
+        .filter(|c| {
+            c.verdict
+                .evidence
+                .notes
+                .iter()
+                .any(|n| n.contains("no longer looked for"))
+        })
+        .count();
+    assert!((1..40).contains(&waited_out), "{waited_out}");
+}

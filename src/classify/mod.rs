@@ -383,7 +383,8 @@ fn scan<'a>(
                     ev.notification_count += 1;
                     if let Some(method) = m.method() {
                         if ev.notifications.len() < 50 {
-                            ev.notifications.push(method);
+                            ev.notifications
+                                .push(crate::text::kept_owned(method, crate::text::KEPT_NAME));
                         }
                     }
                 }

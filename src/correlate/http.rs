@@ -18,6 +18,9 @@ use std::sync::Arc;
 
 /// Most cut streams kept waiting for a resumption at once (each keeps its events).
 const MAX_OPEN_STREAMS: usize = 4096;
+/// Most bytes those streams keep (bodies and their decoded messages): a capture of
+/// a server that cuts every large stream must not hold 4,096 of them whole.
+const OPEN_STREAM_BYTES: u64 = 64 << 20;
 
 /// Most cancellations kept waiting for the call they name (a capture emits the call
 /// only when its stream ends); past this they are dropped, never memory.
@@ -36,6 +39,13 @@ pub(super) struct Open {
     pub event_ids: HashSet<String>,
     /// Answered 202 to a request: waits for the legacy GET stream.
     pub legacy: bool,
+    /// Roughly what its legs hold: their bodies, and as much again decoded.
+    pub bytes: u64,
+}
+
+/// What a leg of an open call holds, roughly.
+fn leg_bytes(x: &HttpExchange) -> u64 {
+    2 * x.body_bytes()
 }
 
 /// A GET stream of the legacy transport, kept until the end of the input.
@@ -324,12 +334,8 @@ impl Correlator {
                 if let Some(r) = kept.response.as_mut() {
                     r.body = Body::Bytes(Vec::new());
                 }
-            } else if self.open.len() >= MAX_OPEN_STREAMS {
-                // Bounded: the oldest cut stream stays STREAM_INCOMPLETE for good.
-                if let Some(i) = self.open.iter().position(|o| !o.legacy) {
-                    self.open.remove(i);
-                }
             }
+            let bytes = leg_bytes(&kept) + event_ids.iter().map(|e| e.len() as u64).sum::<u64>();
             self.open.push(Open {
                 call,
                 request: m.clone(),
@@ -337,7 +343,9 @@ impl Correlator {
                 legs: vec![(kept, if legacy { vec![] } else { resp_items.to_vec() })],
                 event_ids,
                 legacy,
+                bytes,
             });
+            self.bound_open();
         }
     }
 
@@ -540,6 +548,7 @@ impl Correlator {
             })
             .collect();
         let leg = super::timeline::leg_of_http(&x, &fresh, open.request.id.as_ref());
+        open.bytes += leg_bytes(&x) + sse_event_ids(&x).map(|e| e.len() as u64).sum::<u64>();
         open.event_ids.extend(sse_event_ids(&x).map(str::to_owned));
         open.legs.push((x, fresh));
         let legs: Vec<Leg> = open
@@ -581,6 +590,32 @@ impl Correlator {
         call.compact_if_success();
         if done {
             self.open.remove(i);
+        } else {
+            self.bound_open();
+        }
+    }
+
+    /// Keeps the cut streams waiting for a resumption within `MAX_OPEN_STREAMS` and
+    /// `OPEN_STREAM_BYTES`: the oldest go first and stay STREAM_INCOMPLETE, with a
+    /// note that says why. Calls waiting for the legacy GET stream hold no bodies
+    /// and wait until it ends (a long legacy session holds all its calls).
+    fn bound_open(&mut self) {
+        let cut = |o: &Open| !o.legacy;
+        let mut count = self.open.iter().filter(|o| cut(o)).count();
+        let mut bytes: u64 = self.open.iter().filter(|o| cut(o)).map(|o| o.bytes).sum();
+        while count > MAX_OPEN_STREAMS || bytes > OPEN_STREAM_BYTES {
+            let Some(i) = self.open.iter().position(cut) else {
+                break;
+            };
+            let o = self.open.remove(i);
+            count -= 1;
+            bytes -= o.bytes;
+            if let Some(c) = self.pending.get_mut(o.call) {
+                c.verdict.evidence.notes.push(format!(
+                    "cap: a resumption of this stream is no longer looked for (more than {MAX_OPEN_STREAMS} cut streams, or {} MiB of them, waited at once; a fixed limit)",
+                    OPEN_STREAM_BYTES >> 20
+                ));
+            }
         }
     }
 

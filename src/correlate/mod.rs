@@ -23,6 +23,7 @@ use crate::config::RetryWindows;
 use crate::ingest::{Kind, Level, Problem, Sink};
 use crate::jsonrpc::{write_canonical, Id, Item, Message};
 use crate::model::{End, Exchange, FindingKind, Locator, Outcome, Payload, Severity, Timestamp};
+use crate::text::kept_owned;
 use foldhash::{HashMap, HashMapExt, HashSet};
 use observe::{Observation, Stray};
 pub use scope::{Scope, ScopeKind};
@@ -1346,14 +1347,6 @@ impl Correlator {
             });
         }
         self.out
-    }
-}
-
-/// `s`, or (past `max` bytes) `text::kept`'s shorter form of it.
-fn kept_owned(s: String, max: usize) -> String {
-    match crate::text::kept(&s, max) {
-        std::borrow::Cow::Borrowed(_) => s,
-        std::borrow::Cow::Owned(k) => k,
     }
 }
 

@@ -5,6 +5,7 @@
 
 use crate::jsonrpc::{Decoded, Item, Kind, Place};
 use crate::model::{Body, End, HttpExchange, Timestamp};
+use crate::text::{kept, kept_owned, KEPT_NAME, KEPT_TEXT};
 
 /// At most this many SSE events are kept per call; the rest are counted.
 const MAX_EVENTS: usize = 32;
@@ -151,7 +152,9 @@ fn describe(item: &Item) -> String {
 /// The timeline of `x`, whose response decoded to `items`.
 pub fn of_http(x: &HttpExchange, items: &[Item]) -> Timeline {
     let mut t = Timeline {
-        request_line: format!("{} {}", x.request.method, x.request.url),
+        // A failed call keeps its timeline while it is held: what the wire put in
+        // it is cut as a held call's names and texts are (`text::kept`).
+        request_line: kept_owned(format!("{} {}", x.request.method, x.request.url), KEPT_TEXT),
         request_ts: x.request.ts,
         end: x.end,
         end_ts: x.end_ts,
@@ -173,7 +176,10 @@ pub fn of_http(x: &HttpExchange, items: &[Item]) -> Timeline {
         return t;
     };
     t.status = Some(resp.status);
-    t.content_type = resp.headers.get("content-type").map(str::to_owned);
+    t.content_type = resp
+        .headers
+        .get("content-type")
+        .map(|c| kept(c, KEPT_NAME).into_owned());
     t.response_ts = resp.ts;
     if let Body::Sse(sse) = &resp.body {
         t.events_total = sse.events.len();
@@ -193,10 +199,10 @@ pub fn of_http(x: &HttpExchange, items: &[Item]) -> Timeline {
                 }
             };
             t.events.push(EventMark {
-                event: e.event.clone(),
-                id: e.id.as_deref().map(str::to_owned),
+                event: kept(&e.event, KEPT_NAME).into_owned(),
+                id: e.id.as_deref().map(|id| kept(id, KEPT_NAME).into_owned()),
                 ts: e.ts,
-                what,
+                what: kept_owned(what, KEPT_NAME),
             });
         }
     }

@@ -261,6 +261,18 @@ pub struct HttpExchange {
     pub tcp: Option<TcpTrail>,
 }
 
+impl HttpExchange {
+    /// The bytes of its bodies, roughly what it holds in memory.
+    pub fn body_bytes(&self) -> u64 {
+        let resp = self.response.as_ref().map_or(0, |r| match &r.body {
+            Body::NotRecorded => 0,
+            Body::Bytes(b) => b.len() as u64,
+            Body::Sse(s) => s.bytes,
+        });
+        self.request.body.len() as u64 + resp
+    }
+}
+
 /// A captured exchange's place in Wireshark's terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TcpTrail {
@@ -382,14 +394,7 @@ impl Exchange {
     /// readers' windows and queues are bounded by).
     pub fn body_bytes(&self) -> u64 {
         match &self.payload {
-            Payload::Http(h) => {
-                let resp = h.response.as_ref().map_or(0, |r| match &r.body {
-                    Body::NotRecorded => 0,
-                    Body::Bytes(b) => b.len() as u64,
-                    Body::Sse(s) => s.bytes,
-                });
-                h.request.body.len() as u64 + resp
-            }
+            Payload::Http(h) => h.body_bytes(),
             Payload::Stdio(m) => m.json.len() as u64,
             Payload::ClientLog(c) => c.arguments.as_ref().map_or(0, |a| a.len() as u64),
         }
