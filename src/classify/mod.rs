@@ -34,10 +34,19 @@ pub struct Options {
     /// Legacy HTTP+SSE (2024-11-05): the POST is answered 202 and the response rides a
     /// GET stream, so a 202 is not a transport error by itself.
     pub legacy_sse: bool,
-    /// stdio: the reader stopped waiting for this request's response while this
+    /// stdio: the reader stopped waiting for this request's response, because too
     /// many requests waited for theirs (it is judged then, not at the transcript's
     /// end).
-    pub waited_out: Option<usize>,
+    pub waited_out: Option<WaitedOut>,
+}
+
+/// What was too much when a stdio request stopped being waited for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WaitedOut {
+    /// This many requests waited.
+    Requests(usize),
+    /// Requests of this many MiB waited.
+    MiB(u64),
 }
 
 /// The evidence behind a verdict (`docs/output.md`, Outcomes).
@@ -253,8 +262,11 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
     }
     if !http {
         ev.notes.push(match opts.waited_out {
-            Some(n) => format!(
+            Some(WaitedOut::Requests(n)) => format!(
                 "no response with id {req_id} while {n} requests waited for theirs: judged then, not at the end of the transcript (at most {n} wait; a response after this is a stray)"
+            ),
+            Some(WaitedOut::MiB(n)) => format!(
+                "no response with id {req_id} while {n} MiB of requests waited for theirs: judged then, not at the end of the transcript (at most {n} MiB wait; a response after this is a stray)"
             ),
             None => format!(
                 "no response with id {req_id} before the transcript ended ({})",

@@ -446,6 +446,9 @@ const RELEASE_STEP: usize = 1024;
 /// `RELEASE_STEP` are judged unanswered (`make_room_for_a_request`).
 const STDIO_WAITING_AT_MOST: usize = RELEASE_AT;
 const _: () = assert!(STDIO_WAITING_AT_MOST > RELEASE_STEP);
+/// Bytes of stdio requests waiting for their responses; past it the oldest are
+/// judged unanswered until half is left (requests of megabytes each, unanswered).
+const STDIO_WAITING_BYTES: u64 = 64 << 20;
 /// A call released early must have been requested this long before the latest
 /// request seen: a capture delivers a call when it ends, so a slower call that
 /// started earlier can still come (it is then judged late, out of order).
@@ -472,6 +475,8 @@ pub struct Correlator {
     last_session: Option<(Box<str>, Scope)>,
     /// stdio: client requests waiting for a response, by id.
     stdio_pending: HashMap<Id, PendingStdio>,
+    /// The bytes of the requests in `stdio_pending` (`STDIO_WAITING_BYTES`).
+    stdio_pending_bytes: u64,
     /// stdio: server requests waiting for the client's response.
     stdio_server_pending: HashMap<Id, ()>,
     stdio_answered: ids::RecentIds,
@@ -1717,6 +1722,53 @@ mod spent_tests {
         let a = c.finish();
         assert_eq!(a.calls.len(), 1);
         assert_eq!(a.calls[0].verdict.outcome, Outcome::ToolError);
+    }
+
+    /// Requests of a megabyte each, unanswered, wait within `STDIO_WAITING_BYTES`:
+    /// past it the oldest are judged unanswered until half is left, with a note that
+    /// says why, and the newest still meets its response.
+    #[test]
+    fn large_stdio_requests_wait_within_a_byte_bound() {
+        use crate::model::Direction;
+        let big = "w".repeat(1 << 20);
+        let mut c = Correlator::new();
+        let n = 100;
+        for id in 0..n {
+            let request = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"write","arguments":{{"content":"{big}"}}}}}}"#
+            );
+            c.exchange(stdio_line(id + 1, Direction::ClientToServer, &request));
+            assert!(c.stdio_pending_bytes <= STDIO_WAITING_BYTES + (2 << 20));
+            let held: u64 = c
+                .stdio_pending
+                .values()
+                .map(|p| p.msg.text().len() as u64)
+                .sum();
+            assert_eq!(held, c.stdio_pending_bytes);
+        }
+        let reply = format!(
+            r#"{{"jsonrpc":"2.0","id":{},"result":{{"content":[]}}}}"#,
+            n - 1
+        );
+        c.exchange(stdio_line(n + 1, Direction::ServerToClient, &reply));
+        let a = c.finish();
+        assert_eq!(a.calls.len(), n as usize);
+        let early = a
+            .calls
+            .iter()
+            .filter(|c| {
+                c.verdict
+                    .evidence
+                    .notes
+                    .iter()
+                    .any(|n| n.contains("MiB of requests waited"))
+            })
+            .count();
+        assert!(early >= 32 && early < n as usize, "{early}");
+        assert_eq!(
+            a.calls.last().unwrap().verdict.outcome,
+            Outcome::ToolSuccess
+        );
     }
 
     /// A transcript of requests only (one side recorded, or a server that stopped

@@ -8,8 +8,9 @@
 use super::observe::{Observation, Stray};
 use super::{
     Correlator, Params, PendingStdio, Scope, Transport, RELEASE_STEP, STDIO_WAITING_AT_MOST,
+    STDIO_WAITING_BYTES,
 };
-use crate::classify::{classify, Leg, Options};
+use crate::classify::{classify, Leg, Options, WaitedOut};
 use crate::ingest::Problem;
 use crate::jsonrpc::{Decoded, Id, Item, Kind, Message};
 use crate::model::{Direction, End, Locator, StdioMessage};
@@ -55,11 +56,12 @@ impl Correlator {
                     let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
                     self.check_id_reuse(&scope, &msg, &method, &params, locator);
                     // The earlier one will never be told apart: close it as unanswered.
-                    if let Some(prev) = self.stdio_pending.remove(&id) {
+                    if let Some(prev) = self.take_stdio(&id) {
                         self.finish_stdio(prev, None, End::Closed, Options::default());
                     }
                     self.make_room_for_a_request();
                     self.stdio_arrivals += 1;
+                    self.stdio_pending_bytes += msg.text().len() as u64;
                     self.stdio_pending.insert(
                         id,
                         PendingStdio {
@@ -91,7 +93,7 @@ impl Correlator {
                             let rid = Id::from_raw(&rid.to_string());
                             if let Some(p) = self.stdio_pending.get(&rid) {
                                 if p.call {
-                                    if let Some(prev) = self.stdio_pending.remove(&rid) {
+                                    if let Some(prev) = self.take_stdio(&rid) {
                                         self.finish_stdio(
                                             prev,
                                             None,
@@ -120,7 +122,7 @@ impl Correlator {
                             .find(|k| k.differs_only_in_type(&id))
                             .cloned()
                     };
-                    match key.and_then(|k| self.stdio_pending.remove(&k)) {
+                    match key.and_then(|k| self.take_stdio(&k)) {
                         Some(mut p) => {
                             if let (true, Some(r)) = (p.method == "tools/list", msg.result()) {
                                 self.note_tools(r);
@@ -210,7 +212,8 @@ impl Correlator {
     /// (or of a server that stopped answering) kept every request until its end,
     /// 15 times its size in memory.
     fn make_room_for_a_request(&mut self) {
-        if self.stdio_pending.len() < STDIO_WAITING_AT_MOST {
+        let too_many = self.stdio_pending.len() >= STDIO_WAITING_AT_MOST;
+        if !too_many && self.stdio_pending_bytes < STDIO_WAITING_BYTES {
             return;
         }
         let mut oldest: Vec<(u64, Id)> = self
@@ -218,19 +221,35 @@ impl Correlator {
             .iter()
             .map(|(id, p)| (p.arrival, id.clone()))
             .collect();
-        oldest.select_nth_unstable_by_key(RELEASE_STEP, |a| a.0);
-        oldest.truncate(RELEASE_STEP);
+        let waited_out = if too_many {
+            oldest.select_nth_unstable_by_key(RELEASE_STEP, |a| a.0);
+            oldest.truncate(RELEASE_STEP);
+            WaitedOut::Requests(STDIO_WAITING_AT_MOST)
+        } else {
+            // Large requests: the oldest go until half the bytes are left.
+            WaitedOut::MiB(STDIO_WAITING_BYTES >> 20)
+        };
         oldest.sort_unstable_by_key(|a| a.0);
         for (_, id) in oldest {
-            let Some(p) = self.stdio_pending.remove(&id) else {
+            if !too_many && self.stdio_pending_bytes <= STDIO_WAITING_BYTES / 2 {
+                break;
+            }
+            let Some(p) = self.take_stdio(&id) else {
                 continue;
             };
             let opts = Options {
-                waited_out: Some(STDIO_WAITING_AT_MOST),
+                waited_out: Some(waited_out),
                 ..Options::default()
             };
             self.finish_stdio(p, None, End::CaptureEnded, opts);
         }
+    }
+
+    /// Removes a waiting request, keeping `stdio_pending_bytes` in step.
+    fn take_stdio(&mut self, id: &Id) -> Option<PendingStdio> {
+        let p = self.stdio_pending.remove(id)?;
+        self.stdio_pending_bytes -= p.msg.text().len() as u64;
+        Some(p)
     }
 
     /// The one outstanding request, when it is a `tools/call`.
@@ -313,6 +332,7 @@ impl Correlator {
     }
 
     pub(super) fn flush_stdio_pending(&mut self, end: End) {
+        self.stdio_pending_bytes = 0;
         let mut pending: Vec<_> = self.stdio_pending.drain().map(|(_, p)| p).collect();
         pending.sort_unstable_by_key(|p| p.arrival);
         for p in pending {
