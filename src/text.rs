@@ -140,7 +140,8 @@ pub fn kept(s: &str, max: usize) -> Cow<'_, str> {
     if s.len() <= max {
         return Cow::Borrowed(s);
     }
-    let head = &s[..floor_boundary(s, max.saturating_sub(48))];
+    // Room for the tail: `…` (3 bytes) and `[<up to 20 digits> bytes, #<16 hex>]`.
+    let head = &s[..floor_boundary(s, max.saturating_sub(64))];
     Cow::Owned(format!(
         "{head}…[{} bytes, #{:016x}]",
         s.len(),
@@ -217,6 +218,8 @@ mod tests {
         let a = format!("{}a", "x".repeat(2000));
         let b = format!("{}b", "x".repeat(2000));
         assert_ne!(kept(&a, KEPT_NAME), kept(&b, KEPT_NAME));
+        // Never longer than `max`, even with the longest length.
+        assert!(kept(&"y".repeat(100_000), KEPT_NAME).len() <= KEPT_NAME);
     }
 
     #[test]
