@@ -1394,6 +1394,23 @@ fn a_streaming_run_without_a_temporary_directory_loses_no_record() {
     );
 }
 
+/// An HTTP exchange log of POSTs to `url`, a second apart, each request answered by
+/// its response with status 200.
+fn exchange_log(url: &str, exchanges: &[(Value, Value)]) -> String {
+    exchanges
+        .iter()
+        .enumerate()
+        .map(|(n, (req, resp))| {
+            let rec = json!({
+                "ts": format!("2026-12-02T08:00:{n:02}.000Z"),
+                "request": {"method": "POST", "url": url, "headers": [["content-type", "application/json"]], "body": req.to_string()},
+                "response": {"status": 200, "headers": [["content-type", "application/json"]], "body": resp.to_string()},
+            });
+            format!("{rec}\n")
+        })
+        .collect()
+}
+
 /// Held calls are bounded in number; a hostile input must not make each one large.
 /// A tool name, a request id and an error message far past any real one are kept as
 /// their first bytes, their length and a hash: calls still pair, a listed tool's
@@ -1401,14 +1418,11 @@ fn a_streaming_run_without_a_temporary_directory_loses_no_record() {
 #[test]
 fn names_ids_and_messages_past_their_bounds_are_kept_short_and_still_meet() {
     let dir = tempfile::tempdir().unwrap();
-    let sample = std::fs::read_to_string(repo("samples/streamable-http.jsonl")).unwrap();
+    let text = std::fs::read_to_string(repo("samples/streamable-http.jsonl")).unwrap();
     let long_tool = format!("delete_file_{}", "x".repeat(4000));
     let renamed = dir.path().join("renamed.jsonl");
-    std::fs::write(&renamed, sample.replace("delete_file", &long_tool)).unwrap();
-    let out = bin()
-        .args(["analyze", renamed.to_str().unwrap(), "--format", "jsonl"])
-        .output()
-        .unwrap();
+    std::fs::write(&renamed, text.replace("delete_file", &long_tool)).unwrap();
+    let out = analyze(&[renamed.to_str().unwrap(), "--format", "jsonl"]);
     let text = String::from_utf8(out.stdout.clone()).unwrap();
     assert!(!text.contains(&long_tool));
     let tool = jsonl(&out)
@@ -1435,40 +1449,27 @@ fn names_ids_and_messages_past_their_bounds_are_kept_short_and_still_meet() {
             })
             .collect()
     };
-    let sample_out = bin()
-        .args([
-            "analyze",
-            "samples/streamable-http.jsonl",
-            "--format",
-            "jsonl",
-        ])
-        .current_dir(repo("."))
-        .output()
-        .unwrap();
+    let sample = repo("samples/streamable-http.jsonl");
+    let sample_out = analyze(&[sample.to_str().unwrap(), "--format", "jsonl"]);
     let before = findings(&sample_out);
     assert!(before.iter().any(|f| f.contains("annotated destructive")));
     assert_eq!(findings(&out), before);
 
     // Long string ids, each answered by an error with a long message; two ids that
     // differ only in their last byte stay two calls.
-    let mut log = String::new();
-    for (n, last) in ["a", "b"].iter().enumerate() {
-        let id = format!("{}{last}", "i".repeat(5000));
-        let req = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t", "arguments": {}}});
-        let resp = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "m".repeat(9000), "data": {"trace": "d".repeat(9000)}}});
-        let rec = json!({
-            "ts": format!("2026-12-02T08:00:0{n}.000Z"),
-            "request": {"method": "POST", "url": "http://127.0.0.1:3000/mcp", "headers": [["content-type", "application/json"]], "body": req.to_string()},
-            "response": {"status": 200, "headers": [["content-type", "application/json"]], "body": resp.to_string()},
-        });
-        log.push_str(&format!("{rec}\n"));
-    }
+    let exchanges: Vec<(Value, Value)> = ["a", "b"]
+        .iter()
+        .map(|last| {
+            let id = format!("{}{last}", "i".repeat(5000));
+            (
+                json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t", "arguments": {}}}),
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32000, "message": "m".repeat(9000), "data": {"trace": "d".repeat(9000)}}}),
+            )
+        })
+        .collect();
     let ids = dir.path().join("ids.jsonl");
-    std::fs::write(&ids, log).unwrap();
-    let out = bin()
-        .args(["analyze", ids.to_str().unwrap(), "--format", "jsonl"])
-        .output()
-        .unwrap();
+    std::fs::write(&ids, exchange_log("http://127.0.0.1:3000/mcp", &exchanges)).unwrap();
+    let out = analyze(&[ids.to_str().unwrap(), "--format", "jsonl"]);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let calls: Vec<Value> = jsonl(&out)
         .into_iter()
@@ -1487,26 +1488,19 @@ fn names_ids_and_messages_past_their_bounds_are_kept_short_and_still_meet() {
     }
     // A long Host and a long clientInfo name: the scope and client are held short.
     let url = format!("http://{}.example:3000/mcp", "h".repeat(3000));
-    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "agent ".repeat(500), "version": "1"}}});
-    let init_ok = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}});
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "arguments": {}}});
-    let call_ok =
-        json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "ok"}]}});
-    let mut log = String::new();
-    for (n, (req, resp)) in [(init, init_ok), (call, call_ok)].into_iter().enumerate() {
-        let rec = json!({
-            "ts": format!("2026-12-02T08:00:0{n}.000Z"),
-            "request": {"method": "POST", "url": url, "headers": [["content-type", "application/json"]], "body": req.to_string()},
-            "response": {"status": 200, "headers": [["content-type", "application/json"]], "body": resp.to_string()},
-        });
-        log.push_str(&format!("{rec}\n"));
-    }
+    let exchanges = [
+        (
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "agent ".repeat(500), "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}}),
+        ),
+        (
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "t", "arguments": {}}}),
+            json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "ok"}]}}),
+        ),
+    ];
     let hosts = dir.path().join("host.jsonl");
-    std::fs::write(&hosts, log).unwrap();
-    let out = bin()
-        .args(["analyze", hosts.to_str().unwrap(), "--format", "jsonl"])
-        .output()
-        .unwrap();
+    std::fs::write(&hosts, exchange_log(&url, &exchanges)).unwrap();
+    let out = analyze(&[hosts.to_str().unwrap(), "--format", "jsonl"]);
     let call = jsonl(&out)
         .into_iter()
         .find(|r| r["type"] == "call")

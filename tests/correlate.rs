@@ -401,30 +401,19 @@ fn cut_streams_past_their_byte_bound_stop_waiting_oldest_first() {
     }
     log.push_str(&format!("{}\n{}\n", resume(1), resume(40)));
     let (_, a) = analyse_reader(std::io::Cursor::new(log), &Config::default()).unwrap();
-    let outcome = |id: &str| {
-        a.calls
-            .iter()
-            .find(|c| c.id.raw() == id)
-            .map(|c| (c.verdict.outcome.as_str(), c.verdict.evidence.notes.clone()))
-            .unwrap()
-    };
-    let (first, notes) = outcome("1");
-    assert_eq!(first, "STREAM_INCOMPLETE");
+    let call = |id: &str| a.calls.iter().find(|c| c.id.raw() == id).unwrap();
+    let first = &call("1").verdict;
+    assert_eq!(first.outcome.as_str(), "STREAM_INCOMPLETE");
     assert!(
-        notes.iter().any(|n| n.contains("no longer looked for")),
-        "{notes:?}"
+        first.evidence.says("no longer looked for"),
+        "{:?}",
+        first.evidence.notes
     );
-    assert_eq!(outcome("40").0, "TOOL_SUCCESS");
+    assert_eq!(call("40").verdict.outcome.as_str(), "TOOL_SUCCESS");
     let waited_out = a
         .calls
         .iter()
-        .filter(|c| {
-            c.verdict
-                .evidence
-                .notes
-                .iter()
-                .any(|n| n.contains("no longer looked for"))
-        })
+        .filter(|c| c.verdict.evidence.says("no longer looked for"))
         .count();
     assert!((1..40).contains(&waited_out), "{waited_out}");
 }

@@ -83,6 +83,13 @@ pub struct Evidence {
     pub result_text: Option<String>,
 }
 
+impl Evidence {
+    /// Whether a note says `words`.
+    pub fn says(&self, words: &str) -> bool {
+        self.notes.iter().any(|n| n.contains(words))
+    }
+}
+
 /// Outcome, layer and evidence for one call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Verdict {

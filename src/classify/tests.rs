@@ -213,7 +213,7 @@ fn sse_cut_inside_the_final_event_is_stream_incomplete() {
     let body = format!("{PROGRESS}data: {}", good());
     let v = sse_reply(&body, End::Closed);
     assert_verdict(&v, Outcome::StreamIncomplete, Layer::Transport);
-    assert!(v.evidence.notes.iter().any(|n| n.contains("unterminated")));
+    assert!(v.evidence.says("unterminated"));
 }
 
 #[test]
@@ -391,11 +391,7 @@ fn html_200_is_malformed_json_with_its_content_type_noted() {
     ))
     .unwrap();
     assert_verdict(&v, Outcome::MalformedJson, Layer::Protocol);
-    assert!(
-        v.evidence.notes.iter().any(|n| n.contains("text/html")),
-        "{:?}",
-        v.evidence.notes
-    );
+    assert!(v.evidence.says("text/html"), "{:?}", v.evidence.notes);
     assert_eq!(v.evidence.content_type.as_deref(), Some("text/html"));
 }
 

@@ -79,11 +79,7 @@ impl Call {
             jsonrpc_code: ev.jsonrpc_code,
             end: ev.end,
             cancelled: self.cancelled,
-            cancel_notified: self.cancelled
-                && ev
-                    .notes
-                    .iter()
-                    .any(|n| n.contains("notifications/cancelled")),
+            cancel_notified: self.cancelled && ev.says("notifications/cancelled"),
             protocol_version: self.protocol_version.clone(),
             retry_after_ms: self.retry_after_ms,
             sse_retry_ms: self.sse_retry_ms,

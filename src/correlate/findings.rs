@@ -246,15 +246,13 @@ fn corrupt() -> io::Error {
 #[derive(Default)]
 pub(crate) struct Spill {
     file: Option<File>,
+    /// Byte ranges of whole runs in `file`, one after another.
     runs: Vec<(u64, u64)>,
-    /// Bytes of whole runs in `file`.
-    filed: u64,
     /// Counts of the findings in the runs.
     counts: FindingCounts,
     /// Set once a temporary file could not be made or written: findings then stay in
     /// memory, as they would without a spill.
     failed: bool,
-    encoded: Vec<u8>,
 }
 
 impl std::fmt::Debug for Spill {
@@ -273,15 +271,16 @@ impl Spill {
             return;
         }
         findings.sort_by(report_order);
-        self.encoded.clear();
+        let mut encoded = Vec::new();
         for f in findings.iter() {
-            encode(&mut self.encoded, f);
+            encode(&mut encoded, f);
         }
-        match self.write() {
+        // After the last whole run: a write that failed half way is written over,
+        // or (once failed) never read.
+        let start = self.runs.last().map_or(0, |r| r.1);
+        match self.write(start, &encoded) {
             Ok(()) => {
-                let end = self.filed + self.encoded.len() as u64;
-                self.runs.push((self.filed, end));
-                self.filed = end;
+                self.runs.push((start, start + encoded.len() as u64));
                 for (_, f) in findings.iter() {
                     self.counts.add(f);
                 }
@@ -289,16 +288,15 @@ impl Spill {
             }
             Err(_) => self.failed = true,
         }
-        self.encoded = Vec::new();
     }
 
-    fn write(&mut self) -> io::Result<()> {
+    fn write(&mut self, at: u64, encoded: &[u8]) -> io::Result<()> {
         let file = match &mut self.file {
             Some(f) => f,
             None => self.file.insert(tempfile::tempfile()?),
         };
-        file.seek(SeekFrom::Start(self.filed))?;
-        file.write_all(&self.encoded)
+        file.seek(SeekFrom::Start(at))?;
+        file.write_all(encoded)
     }
 
     /// The findings, `tail` (sorted) the last run; `None` when nothing was spilled.

@@ -290,18 +290,20 @@ impl Analysis {
         }
     }
 
-    /// Findings whose kind and severity pass `keep`: held, on disk, or written and
+    /// Every finding counted by kind and severity: held, on disk, or written and
     /// let go (`let_findings_go`).
-    pub fn finding_count(&self, keep: impl Fn(FindingKind, Severity) -> bool) -> u64 {
-        let held = self
-            .findings
-            .iter()
-            .filter(|f| keep(f.kind, f.severity))
-            .count() as u64;
-        held + self.streamed.as_ref().map_or(0, |s| {
-            s.findings_let_go.count(&keep)
-                + s.findings.as_ref().map_or(0, |sp| sp.counts().count(&keep))
-        })
+    pub fn finding_counts(&self) -> findings::FindingCounts {
+        let mut counts = findings::FindingCounts::default();
+        for f in &self.findings {
+            counts.add(f);
+        }
+        if let Some(s) = &self.streamed {
+            counts.merge(&s.findings_let_go);
+            if let Some(sp) = &s.findings {
+                counts.merge(sp.counts());
+            }
+        }
+        counts
     }
 
     /// Calls `f` with every finding in report order, held or read back from disk.
@@ -321,15 +323,12 @@ impl Analysis {
     /// Once a streamed input's records are written: its findings are only counted
     /// from then on, so a run's memory does not grow with the findings of its inputs.
     pub fn let_findings_go(&mut self) {
+        let counts = self.finding_counts();
         let Some(s) = &mut self.streamed else {
             return;
         };
-        for f in &self.findings {
-            s.findings_let_go.add(f);
-        }
-        if let Some(sp) = s.findings.take() {
-            s.findings_let_go.merge(sp.counts());
-        }
+        s.findings_let_go = counts;
+        s.findings = None;
         self.findings = Vec::new();
     }
 }
@@ -1756,13 +1755,7 @@ mod spent_tests {
         let early = a
             .calls
             .iter()
-            .filter(|c| {
-                c.verdict
-                    .evidence
-                    .notes
-                    .iter()
-                    .any(|n| n.contains("MiB of requests waited"))
-            })
+            .filter(|c| c.verdict.evidence.says("MiB of requests waited"))
             .count();
         assert!(early >= 32 && early < n as usize, "{early}");
         assert_eq!(
@@ -1800,13 +1793,7 @@ mod spent_tests {
         let early: Vec<_> = a
             .calls
             .iter()
-            .filter(|c| {
-                c.verdict
-                    .evidence
-                    .notes
-                    .iter()
-                    .any(|n| n.contains("judged then"))
-            })
+            .filter(|c| c.verdict.evidence.says("judged then"))
             .collect();
         assert_eq!(early.len(), RELEASE_STEP);
         assert!(early

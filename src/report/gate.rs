@@ -89,7 +89,7 @@ pub fn evaluate(report: &Report, conditions: &[Condition]) -> Vec<Match> {
         report
             .inputs
             .iter()
-            .map(|i| i.analysis.finding_count(keep) as usize)
+            .map(|i| i.analysis.finding_counts().count(keep) as usize)
             .sum()
     };
     conditions

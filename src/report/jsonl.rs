@@ -1168,19 +1168,33 @@ mod tests {
     /// The hand-written finding record is the serde one, byte for byte, on every
     /// finding of the samples, the test fixtures and the lab's captures: every kind,
     /// ids of each JSON type, several locations.
+    /// What `write` writes by hand, held to serde_json's form of `record` byte for
+    /// byte (`case` names it when they differ).
+    fn written_as_serialized<E: std::fmt::Debug>(
+        write: impl FnOnce(&mut Vec<u8>) -> Result<(), E>,
+        record: &impl serde::Serialize,
+        case: &str,
+    ) -> Vec<u8> {
+        let mut fast = Vec::new();
+        write(&mut fast).unwrap();
+        let serde = serde_json::to_vec(record).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&fast),
+            String::from_utf8_lossy(&serde),
+            "{case}"
+        );
+        fast
+    }
+
     #[test]
     fn findings_written_by_hand_are_the_serialized_ones() {
         let (mut kinds, mut most_ids) = (std::collections::BTreeSet::new(), 0);
         for (p, a) in analysed(&["samples", "tests/fixtures", "lab/captures"]) {
             for f in &a.findings {
-                let mut fast = Vec::new();
-                write_finding(&mut fast, &quoted("in\"put\u{1}"), f).unwrap();
-                let serde = serde_json::to_vec(&finding_record("in\"put\u{1}", f)).unwrap();
-                assert_eq!(
-                    String::from_utf8_lossy(&fast),
-                    String::from_utf8_lossy(&serde),
-                    "{}",
-                    p.display()
+                written_as_serialized(
+                    |out| write_finding(out, &quoted("in\"put\u{1}"), f),
+                    &finding_record("in\"put\u{1}", f),
+                    &p.display().to_string(),
                 );
                 kinds.insert(f.kind);
                 most_ids = most_ids.max(f.ids.len());
@@ -1211,12 +1225,10 @@ mod tests {
                 ..f
             },
         ] {
-            let mut fast = Vec::new();
-            write_finding(&mut fast, &quoted("x"), &f).unwrap();
-            let serde = serde_json::to_vec(&finding_record("x", &f)).unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&fast),
-                String::from_utf8_lossy(&serde)
+            written_as_serialized(
+                |out| write_finding(out, &quoted("x"), &f),
+                &finding_record("x", &f),
+                "",
             );
         }
     }
@@ -1295,13 +1307,7 @@ mod tests {
             tls: None,
         });
         for t in [full, bare, h1, plain] {
-            let mut fast = Vec::new();
-            write_timeline(&mut fast, &t).unwrap();
-            let serde = serde_json::to_vec(&timeline_rec(&t)).unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&fast),
-                String::from_utf8_lossy(&serde)
-            );
+            written_as_serialized(|out| write_timeline(out, &t), &timeline_rec(&t), "");
         }
     }
 
@@ -1312,14 +1318,10 @@ mod tests {
         let (mut calls, mut seen) = (0, std::collections::BTreeSet::new());
         for (p, a) in analysed(&["samples", "tests/fixtures"]) {
             for c in &a.calls {
-                let mut fast = Vec::new();
-                write_call(&mut fast, &quoted("in\"put\u{1}"), c).unwrap();
-                let serde = serde_json::to_vec(&call_rec("in\"put\u{1}", c)).unwrap();
-                assert_eq!(
-                    String::from_utf8_lossy(&fast),
-                    String::from_utf8_lossy(&serde),
-                    "{}",
-                    p.display()
+                let fast = written_as_serialized(
+                    |out| write_call(out, &quoted("in\"put\u{1}"), c),
+                    &call_rec("in\"put\u{1}", c),
+                    &p.display().to_string(),
                 );
                 calls += 1;
                 let v: Value = serde_json::from_slice(&fast).unwrap();
@@ -1375,13 +1377,10 @@ mod tests {
         ];
         for raw in raws {
             let id = crate::jsonrpc::Id::from_raw(raw);
-            let mut fast = Vec::new();
-            write_id(&mut fast, &id).unwrap();
-            let want = serde_json::to_vec(&id.to_value()).unwrap();
-            assert_eq!(
-                String::from_utf8_lossy(&fast),
-                String::from_utf8_lossy(&want),
-                "{raw:?}"
+            written_as_serialized(
+                |out| write_id(out, &id),
+                &id.to_value(),
+                &format!("{raw:?}"),
             );
         }
     }

@@ -47,8 +47,9 @@ impl Summary {
                 s.outcomes.insert(o.as_str().to_owned(), n);
             }
         }
+        let counts = a.finding_counts();
         for k in FindingKind::ALL {
-            let n = a.finding_count(|kind, _| kind == *k);
+            let n = counts.count(|kind, _| kind == *k);
             if n > 0 {
                 s.findings.insert(k.as_str().to_owned(), n);
             }
