@@ -13,6 +13,10 @@ SHAPE:
              or closed (megabytes is ignored: 200,000 flows, or FLOWS=n)
   large      keep-alive connections whose tools/call results are 1 MB of source text
              (escapes every few bytes)
+  legacy     one long session on the HTTP+SSE transport of 2024-11-05: a GET stream
+             open for the whole capture carries every response, each call POSTed on
+             a keep-alive connection and answered 202; two log notifications ride the
+             stream before each response (megabytes is ignored: CALLS=n, 20,000)
 """
 import gzip
 import json
@@ -184,6 +188,47 @@ def flows(pcap, n):
     return n
 
 
+def legacy(pcap, calls):
+    """A session on the legacy transport: responses on the GET stream, in chunks."""
+    sid = "5f1d0c7a9e2b4c68a1d3e5f7091b2c3d"
+    stream = Conn(pcap, 39998, 1)
+    posts = Conn(pcap, 39999, 2)
+    stream.send(True, b"GET /sse HTTP/1.1\r\nHost: 10.0.0.1:8000\r\nAccept: text/event-stream\r\n\r\n")
+    stream.send(False, b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                       b"Transfer-Encoding: chunked\r\n\r\n")
+
+    def event(name, data):
+        ev = f"event: {name}\ndata: {data}\n\n".encode()
+        stream.send(False, b"%x\r\n" % len(ev) + ev + b"\r\n")
+
+    def post(body):
+        b = json.dumps(body).encode()
+        posts.send(True, (f"POST /messages/?session_id={sid} HTTP/1.1\r\nHost: 10.0.0.1:8000\r\n"
+                          f"Content-Type: application/json\r\nContent-Length: {len(b)}\r\n\r\n").encode() + b)
+        posts.send(False, b"HTTP/1.1 202 Accepted\r\nContent-Length: 8\r\n\r\nAccepted")
+
+    event("endpoint", f"/messages/?session_id={sid}")
+    post({"jsonrpc": "2.0", "id": 0, "method": "initialize",
+          "params": {"protocolVersion": "2024-11-05", "capabilities": {},
+                     "clientInfo": {"name": "bench", "version": "1"}}})
+    event("message", json.dumps({"jsonrpc": "2.0", "id": 0, "result": {
+        "protocolVersion": "2024-11-05", "capabilities": {"tools": {}, "logging": {}},
+        "serverInfo": {"name": "bench-server", "version": "1.0"}}}))
+    post({"jsonrpc": "2.0", "method": "notifications/initialized"})
+    for rid in range(1, calls + 1):
+        post({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+              "params": {"name": f"tool_{rid % 10}", "arguments": {"path": f"d/{rid}"}}})
+        for step in ("started", "done"):
+            event("message", json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                                         "params": {"level": "info", "data": f"call {rid} {step}"}}))
+        event("message", json.dumps({"jsonrpc": "2.0", "id": rid, "result": {
+            "content": [{"type": "text", "text": f"{rid} {TEXT[:200]}"}]}}))
+    stream.send(False, b"0\r\n\r\n")
+    posts.close()
+    stream.close()
+    return 2
+
+
 def main():
     shape, out = sys.argv[1], sys.argv[2]
     target = int(sys.argv[3]) * 1_000_000 if len(sys.argv) > 3 else 200_000_000
@@ -192,6 +237,8 @@ def main():
         n = keepalive(p, target)
     elif shape == "large":
         n = keepalive(p, target, calls_per_conn=4, result_text=LARGE_TEXT, large=True)
+    elif shape == "legacy":
+        n = legacy(p, int(os.environ.get("CALLS", "20000")))
     elif shape == "flows":
         n = flows(p, int(os.environ.get("FLOWS", "200000")))
     else:

@@ -18,9 +18,9 @@ pub const DEFAULT_EVENT_CAP: usize = 16 << 20;
 pub const DEFAULT_STREAM_EVENTS: usize = 10_000;
 /// Longest event id kept; a longer one is cut (ids are cursors, not payloads).
 pub const MAX_ID_BYTES: usize = 1024;
-/// Events that may be a JSON-RPC response, kept past the budget so a verdict is not
-/// lost to a flood of notifications; bounded too, by count and by the byte budget.
-pub const RESPONSE_RESERVE: usize = 64;
+/// What keeping one event costs beyond its data and name, counted against the
+/// reserve of possible responses so that many small events stay within its bytes.
+const EVENT_COST: u64 = std::mem::size_of::<SseEvent>() as u64;
 /// How much of an unterminated tail is kept as evidence.
 const TAIL_EVIDENCE: usize = 4096;
 
@@ -388,14 +388,19 @@ impl Default for Budget {
     }
 }
 
-/// Could this event's data be a JSON-RPC response (it names a result or an error)?
+/// Could this event's data be a JSON-RPC response (an id, and a result or an
+/// error)? A log notification of level "error" names no id, so a flood of them does
+/// not fill the reserve.
 fn may_be_response(data: &str) -> bool {
-    data.contains("\"result\"") || data.contains("\"error\"")
+    data.contains("\"id\"") && (data.contains("\"result\"") || data.contains("\"error\""))
 }
 
 /// The events of one stream, kept within a `Budget`. Past the budget, events that may
-/// be a response are still kept, up to `RESPONSE_RESERVE` of them and another budget of
-/// bytes; everything else is counted.
+/// be a response are still kept, within another budget of as many bytes (each event
+/// counted with what holding it costs); everything else is counted. The reserve is
+/// bounded in bytes, not events: on the HTTP+SSE transport of 2024-11-05 one GET
+/// stream carries every response of a session, and a session of a few thousand calls
+/// with log notifications passes any count of events.
 #[derive(Debug)]
 pub struct Events {
     budget: Budget,
@@ -431,12 +436,12 @@ impl Events {
         if !self.over {
             self.kept_bytes += size;
             self.kept.push(ev);
-        } else if self.reserve_used < RESPONSE_RESERVE
-            && self.reserve_bytes + size <= self.budget.bytes
-            && may_be_response(&ev.data)
-        {
+            return;
+        }
+        let cost = size + EVENT_COST + ev.event.len() as u64;
+        if self.reserve_bytes + cost <= self.budget.bytes && may_be_response(&ev.data) {
             self.reserve_used += 1;
-            self.reserve_bytes += size;
+            self.reserve_bytes += cost;
             self.kept.push(ev);
         } else {
             self.dropped += 1;
@@ -664,7 +669,7 @@ mod tests {
     }
 
     #[test]
-    fn a_body_keeps_its_budget_and_a_bounded_reserve_of_responses() {
+    fn a_body_keeps_its_budget_and_a_reserve_of_responses_bounded_in_bytes() {
         let budget = Budget {
             event_bytes: 1 << 10,
             events: 5,
@@ -674,20 +679,47 @@ mod tests {
         for i in 0..20 {
             wire.push_str(&format!("data: {{\"method\":\"n\",\"i\":{i}}}\n\n"));
         }
-        for i in 0..(RESPONSE_RESERVE + 30) {
+        // A log notification of level "error" is no response: it names no id.
+        for i in 0..10 {
+            let n = format!("{{\"method\":\"notifications/message\",\"params\":{{\"level\":\"error\",\"data\":{i}}}}}");
+            wire.push_str(&format!("data: {n}\n\n"));
+        }
+        for i in 0..1000 {
             wire.push_str(&format!("data: {{\"id\":{i},\"result\":{{}}}}\n\n"));
         }
         let body = parse_body(wire.as_bytes(), budget);
-        // Five within the budget, then responses only, up to the reserve.
-        assert_eq!(body.events.len(), 5 + RESPONSE_RESERVE);
+        // Five within the budget, then every response: a count of events does not
+        // stop them (one GET stream carries a whole legacy session's responses).
+        assert_eq!(body.events.len(), 5 + 1000);
         assert!(body.events[5..].iter().all(|e| e.data.contains("result")));
         let cap = body
             .problems
             .iter()
             .find(|p| p.starts_with("cap:"))
             .unwrap();
-        assert!(cap.contains("45 events"), "{cap}");
+        assert!(cap.contains("25 events"), "{cap}");
+        assert!(
+            cap.contains("1000 later events that may be responses"),
+            "{cap}"
+        );
         assert!(cap.contains("--max-stream-events"), "{cap}");
+
+        // The reserve is bounded by the byte budget, each event counted with what
+        // holding it costs, so that many tiny events cannot outgrow it.
+        let budget = Budget {
+            event_bytes: 1 << 10,
+            events: 0,
+            bytes: 10 * (EVENT_COST + "message".len() as u64 + 20),
+        };
+        let wire = "data: {\"id\":1,\"result\":7}\n\n".repeat(50);
+        let body = parse_body(wire.as_bytes(), budget);
+        assert_eq!(body.events.len(), 10);
+        let cap = body
+            .problems
+            .iter()
+            .find(|p| p.starts_with("cap:"))
+            .unwrap();
+        assert!(cap.contains("40 events"), "{cap}");
 
         // The byte budget holds too: one large event fills it.
         let budget = Budget {
