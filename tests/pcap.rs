@@ -1348,3 +1348,96 @@ fn a_split_request_is_located_at_the_frame_that_completed_it() {
         }
     );
 }
+
+/// A healthy session on the HTTP+SSE transport of 2024-11-05, longer than any count
+/// of events a stream keeps and of ids a session remembers: one GET stream carries
+/// every response, two log notifications before each, and every call still gets its
+/// response (no false STREAM_INCOMPLETE), and the `initialize` answered at the start
+/// is no stray (no false ID_MISMATCH once its id was pushed out of the id log).
+#[test]
+fn a_long_legacy_session_keeps_every_response_on_its_stream() {
+    const CALLS: u64 = 4_200;
+    let sid = "5f1d0c7a9e2b4c68";
+    let mut cap = Capture::new();
+    let mut stream = cap.conn(Link::Ethernet, 40101, (100, 200));
+    let mut posts = cap.conn(Link::Ethernet, 40102, (300, 400));
+    cap.handshake(&mut stream);
+    cap.handshake(&mut posts);
+    cap.send(
+        &mut stream,
+        Side::Client,
+        b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: text/event-stream\r\n\r\n",
+    );
+    cap.send(&mut stream, Side::Server, &sse_head(true));
+    let endpoint = format!("event: endpoint\ndata: /messages/?session_id={sid}\n\n");
+    cap.send(&mut stream, Side::Server, &chunk(endpoint.as_bytes()));
+    let post = |cap: &mut Capture, posts: &mut Conn, body: &str| {
+        let req = format!(
+            "POST /messages/?session_id={sid} HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        cap.send(posts, Side::Client, req.as_bytes());
+        cap.send(
+            posts,
+            Side::Server,
+            b"HTTP/1.1 202 Accepted\r\nContent-Length: 8\r\n\r\nAccepted",
+        );
+    };
+    post(
+        &mut cap,
+        &mut posts,
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    );
+    let init = r#"event: message
+data: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabilities":{"tools":{},"logging":{}},"serverInfo":{"name":"s","version":"1"}}}
+
+"#;
+    cap.send(&mut stream, Side::Server, &chunk(init.as_bytes()));
+    for id in 1..=CALLS {
+        let call = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"n":{id}}}}}}}"#
+        );
+        post(&mut cap, &mut posts, &call);
+        for level in ["info", "error"] {
+            let log = format!(
+                "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"{level}\",\"data\":\"call {id}\"}}}}\n\n"
+            );
+            cap.send(&mut stream, Side::Server, &chunk(log.as_bytes()));
+        }
+        cap.send(&mut stream, Side::Server, &chunk(&result_event(id)));
+    }
+    cap.send(&mut stream, Side::Server, b"0\r\n\r\n");
+    for c in [&mut posts, &mut stream] {
+        cap.fin(c, Side::Client);
+        cap.fin(c, Side::Server);
+    }
+    let a = analyse(&cap.pcap(Link::Ethernet, false, false));
+    assert_eq!(a.calls.len(), CALLS as usize);
+    let not_success: Vec<String> = a
+        .calls
+        .iter()
+        .filter(|c| c.verdict.outcome != mcpsift::model::Outcome::ToolSuccess)
+        .map(|c| format!("{} {}", c.id, c.verdict.outcome))
+        .take(5)
+        .collect();
+    assert!(not_success.is_empty(), "{not_success:?}");
+    assert!(
+        a.findings.is_empty(),
+        "{:?}",
+        &a.findings[..a.findings.len().min(3)]
+    );
+    // The log notifications past the stream's budget are counted, and the note
+    // says how many responses were kept past it.
+    let cap_note = a
+        .problems
+        .iter()
+        .find(|p| p.message.starts_with("cap:"))
+        .expect("a cap note");
+    assert!(
+        cap_note
+            .message
+            .contains("later events that may be responses were kept"),
+        "{}",
+        cap_note.message
+    );
+}

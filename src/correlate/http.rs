@@ -766,11 +766,13 @@ impl Correlator {
                     continue;
                 }
                 let id = r.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+                // A long session's early ids are no longer held: a response to one of
+                // them is not known to be a stray (an `initialize` answered hours ago).
                 let known = self
                     .requests
                     .get(&s.scope)
                     .is_some_and(|m| m.contains_key(&id));
-                if !known {
+                if !known && !self.requests.may_have_forgotten(&s.scope) {
                     self.observe(Observation::StrayResponse {
                         scope: s.scope.clone(),
                         id,

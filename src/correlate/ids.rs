@@ -22,6 +22,8 @@ pub struct ScopeIds {
     order: VecDeque<Id>,
     /// When the scope last sent a request (`IdLog::tick`).
     last: u64,
+    /// Some of its ids were pushed out by newer ones.
+    forgot: bool,
 }
 
 impl ScopeIds {
@@ -44,6 +46,8 @@ pub struct IdLog {
     scopes: HashMap<Scope, ScopeIds>,
     total: usize,
     tick: u64,
+    /// Some scope was forgotten whole (`forget_idle`).
+    forgot_scopes: bool,
 }
 
 impl IdLog {
@@ -70,6 +74,7 @@ impl IdLog {
         while s.order.len() > PER_SCOPE {
             if let Some(old) = s.order.pop_front() {
                 s.seen.remove(&old);
+                s.forgot = true;
                 self.total -= 1;
             }
         }
@@ -92,7 +97,17 @@ impl IdLog {
                 break;
             }
             self.scopes.remove(&scope);
+            self.forgot_scopes = true;
             self.total -= n;
+        }
+    }
+
+    /// Whether a request of `scope` may have been forgotten: then an id the log does
+    /// not hold may still have been sent, and a response to it is no stray.
+    pub fn may_have_forgotten(&self, scope: &Scope) -> bool {
+        match self.scopes.get(scope) {
+            Some(s) => s.forgot,
+            None => self.forgot_scopes,
         }
     }
 
@@ -146,10 +161,20 @@ mod tests {
     fn a_long_session_keeps_its_recent_ids_and_forgets_old_ones() {
         let mut log = IdLog::default();
         let s = Scope::session("a");
-        for n in 0..(PER_SCOPE as i64 + 10) {
+        for n in 0..PER_SCOPE as i64 {
+            log.insert(&s, Id::number(n), seen());
+        }
+        assert!(!log.may_have_forgotten(&s), "every id is still held");
+        assert!(!log.may_have_forgotten(&Scope::session("b")));
+        for n in PER_SCOPE as i64..(PER_SCOPE as i64 + 10) {
             log.insert(&s, Id::number(n), seen());
         }
         assert_eq!(log.len(), PER_SCOPE);
+        assert!(log.may_have_forgotten(&s));
+        assert!(
+            !log.may_have_forgotten(&Scope::session("b")),
+            "no scope was forgotten whole"
+        );
         let ids = log.get(&s).unwrap();
         assert!(!ids.contains_key(&Id::number(0)), "the oldest is forgotten");
         assert!(ids.contains_key(&Id::number(PER_SCOPE as i64 + 9)));
@@ -172,5 +197,7 @@ mod tests {
             log.get(&Scope::session("0")).is_none(),
             "the idlest is gone"
         );
+        assert!(log.may_have_forgotten(&Scope::session("0")));
+        assert!(!log.may_have_forgotten(&last), "the latest kept all five");
     }
 }
