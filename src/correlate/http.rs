@@ -17,7 +17,7 @@ use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
 use std::sync::Arc;
 
 /// Most cut streams kept waiting for a resumption at once (each keeps its events).
-const MAX_OPEN_STREAMS: usize = 4096;
+pub(super) const MAX_OPEN_STREAMS: usize = 4096;
 /// Most bytes those streams keep (bodies and their decoded messages): a capture of
 /// a server that cuts every large stream must not hold 4,096 of them whole.
 const OPEN_STREAM_BYTES: u64 = 64 << 20;
@@ -37,8 +37,6 @@ pub(super) struct Open {
     pub legs: Vec<(HttpExchange, Vec<Item>)>,
     /// SSE event ids seen on its streams, for matching `Last-Event-ID` and dropping replays.
     pub event_ids: HashSet<String>,
-    /// Answered 202 to a request: waits for the legacy GET stream.
-    pub legacy: bool,
     /// Roughly what its legs hold: their bodies, and as much again decoded.
     pub bytes: u64,
 }
@@ -336,16 +334,20 @@ impl Correlator {
                 }
             }
             let bytes = leg_bytes(&kept) + event_ids.iter().map(|e| e.len() as u64).sum::<u64>();
-            self.open.push(Open {
+            let open = Open {
                 call,
                 request: m.clone(),
                 scope: scope.clone(),
                 legs: vec![(kept, if legacy { vec![] } else { resp_items.to_vec() })],
                 event_ids,
-                legacy,
                 bytes,
-            });
-            self.bound_open();
+            };
+            if legacy {
+                self.legacy_open.push(open);
+            } else {
+                self.open.push(open);
+                self.bound_open();
+            }
         }
     }
 
@@ -468,12 +470,8 @@ impl Correlator {
             let found = self
                 .open
                 .iter()
-                .position(|o| !o.legacy && o.event_ids.contains(&last) && o.scope == *scope)
-                .or_else(|| {
-                    self.open
-                        .iter()
-                        .position(|o| !o.legacy && o.event_ids.contains(&last))
-                });
+                .position(|o| o.event_ids.contains(&last) && o.scope == *scope)
+                .or_else(|| self.open.iter().position(|o| o.event_ids.contains(&last)));
             if let Some(i) = found {
                 self.resume(i, locator, x, items);
                 return;
@@ -512,7 +510,7 @@ impl Correlator {
             let open = self
                 .open
                 .iter()
-                .position(|o| !o.legacy && o.scope == *scope && o.request.id.as_ref() == Some(&id));
+                .position(|o| o.scope == *scope && o.request.id.as_ref() == Some(&id));
             let context = if x.request.headers.get("last-event-id").is_some() {
                 Stray::ResumedGet
             } else {
@@ -597,17 +595,16 @@ impl Correlator {
 
     /// Keeps the cut streams waiting for a resumption within `MAX_OPEN_STREAMS` and
     /// `OPEN_STREAM_BYTES`: the oldest go first and stay STREAM_INCOMPLETE, with a
-    /// note that says why. Calls waiting for the legacy GET stream hold no bodies
-    /// and wait until it ends (a long legacy session holds all its calls).
+    /// note that says why. Calls waiting for the legacy GET stream are not here
+    /// (`legacy_open`): they hold no bodies and wait until it ends.
     fn bound_open(&mut self) {
-        let cut = |o: &Open| !o.legacy;
-        let mut count = self.open.iter().filter(|o| cut(o)).count();
-        let mut bytes: u64 = self.open.iter().filter(|o| cut(o)).map(|o| o.bytes).sum();
+        let mut count = self.open.len();
+        let mut bytes: u64 = self.open.iter().map(|o| o.bytes).sum();
         while count > MAX_OPEN_STREAMS || bytes > OPEN_STREAM_BYTES {
-            let Some(i) = self.open.iter().position(cut) else {
+            if self.open.is_empty() {
                 break;
-            };
-            let o = self.open.remove(i);
+            }
+            let o = self.open.remove(0);
             count -= 1;
             bytes -= o.bytes;
             if let Some(c) = self.pending.get_mut(o.call) {
@@ -683,14 +680,10 @@ impl Correlator {
         for (si, s) in streams.iter().enumerate() {
             stream_of.entry(s.scope.as_str()).or_insert(si);
         }
-        let opens = std::mem::take(&mut self.open);
+        let opens = std::mem::take(&mut self.legacy_open);
         for open in opens {
-            if !open.legacy {
-                self.open.push(open);
-                continue;
-            }
             let Some(&si) = stream_of.get(open.scope.as_str()) else {
-                self.open.push(open);
+                self.legacy_open.push(open);
                 continue;
             };
             let stream = &streams[si];

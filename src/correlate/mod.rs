@@ -482,8 +482,12 @@ pub struct Correlator {
     stdio_process: u32,
     /// stdio requests seen, numbering `PendingStdio::arrival`.
     stdio_arrivals: u64,
-    /// HTTP calls still waiting for a resumption or the legacy stream.
+    /// HTTP calls whose stream was cut, waiting for a resumption.
     open: Vec<http::Open>,
+    /// HTTP calls answered 202, waiting for their legacy GET stream (kept apart from
+    /// `open`: a long legacy session holds thousands, and `open` is bounded and
+    /// searched per exchange).
+    legacy_open: Vec<http::Open>,
     legacy_streams: Vec<http::LegacyStream>,
     /// Request ids seen per scope, for ID_REUSED.
     requests: ids::IdLog,
@@ -1180,7 +1184,7 @@ impl Correlator {
         let pending = self.pending.len();
         debug_assert_eq!(pending, self.pending_keys.len());
         let mut held = vec![false; pending];
-        for o in &self.open {
+        for o in self.open.iter().chain(&self.legacy_open) {
             if let Some(h) = held.get_mut(o.call) {
                 *h = true;
             }
@@ -1232,7 +1236,7 @@ impl Correlator {
                 r => slots[r] = Some(c),
             }
         }
-        for o in &mut self.open {
+        for o in self.open.iter_mut().chain(&mut self.legacy_open) {
             o.call = new_index.get(o.call).copied().unwrap_or(usize::MAX);
         }
         self.pending = kept;
@@ -1263,7 +1267,8 @@ impl Correlator {
         }
         // The next release comes after RELEASE_STEP more calls, or as many more as are
         // held, so that many held streams do not make each exchange sort them again.
-        self.release_at = self.pending.len() + RELEASE_STEP.max(self.open.len());
+        self.release_at =
+            self.pending.len() + RELEASE_STEP.max(self.open.len() + self.legacy_open.len());
         // Observations that name a released call (or none) are final.
         let pending = std::mem::take(&mut self.observations);
         for (made, mut o) in pending {
@@ -1721,6 +1726,70 @@ mod spent_tests {
         let a = c.finish();
         assert_eq!(a.calls.len(), 1);
         assert_eq!(a.calls[0].verdict.outcome, Outcome::ToolError);
+    }
+
+    /// Calls answered 202 wait for their legacy GET stream apart from the cut
+    /// streams: `open` is bounded and searched per exchange, and a long legacy
+    /// session (more calls than that bound) must neither be cut by it nor make each
+    /// exchange scan every call it holds (which made 60,000 calls take 13 s).
+    #[test]
+    fn calls_waiting_for_the_legacy_stream_are_held_apart_from_cut_streams() {
+        let n = http::MAX_OPEN_STREAMS as u64 + 100;
+        let url = "http://h/messages/?session_id=abc";
+        let mut c = Correlator::new();
+        let mut events = String::from("event: endpoint\ndata: /messages/?session_id=abc\n\n");
+        for id in 1..=n {
+            let request = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#
+            );
+            c.exchange(Exchange {
+                locator: Locator::Line { line: id },
+                payload: Payload::Http(HttpExchange {
+                    request: HttpRequest {
+                        method: "POST".to_owned(),
+                        url: url.to_owned(),
+                        body: request.into_bytes(),
+                        ..HttpRequest::default()
+                    },
+                    response: Some(HttpResponse {
+                        status: 202,
+                        body: Body::Bytes(b"Accepted".to_vec()),
+                        ..HttpResponse::default()
+                    }),
+                    ..HttpExchange::default()
+                }),
+            });
+            events.push_str(&format!(
+                "data: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[]}}}}\n\n"
+            ));
+        }
+        assert!(c.open.is_empty(), "{} in the bounded list", c.open.len());
+        assert_eq!(c.legacy_open.len() as u64, n);
+        c.exchange(Exchange {
+            locator: Locator::Line { line: 0 },
+            payload: Payload::Http(HttpExchange {
+                request: HttpRequest {
+                    method: "GET".to_owned(),
+                    url: "http://h/sse".to_owned(),
+                    ..HttpRequest::default()
+                },
+                response: Some(HttpResponse {
+                    status: 200,
+                    body: Body::Sse(crate::sse::parse_body(
+                        events.as_bytes(),
+                        crate::sse::Budget::default(),
+                    )),
+                    ..HttpResponse::default()
+                }),
+                ..HttpExchange::default()
+            }),
+        });
+        let a = c.finish();
+        assert_eq!(a.calls.len() as u64, n);
+        assert!(a
+            .calls
+            .iter()
+            .all(|c| c.verdict.outcome == Outcome::ToolSuccess));
     }
 
     /// Requests of a megabyte each, unanswered, wait within `STDIO_WAITING_BYTES`:
