@@ -16,7 +16,8 @@ SHAPE:
   legacy     one long session on the HTTP+SSE transport of 2024-11-05: a GET stream
              open for the whole capture carries every response, each call POSTed on
              a keep-alive connection and answered 202; two log notifications ride the
-             stream before each response (megabytes is ignored: CALLS=n, 20,000)
+             stream before each response (megabytes is ignored: CALLS=n, 20,000;
+             SESSIONS=n such sessions one after another, 1)
 """
 import gzip
 import json
@@ -188,11 +189,11 @@ def flows(pcap, n):
     return n
 
 
-def legacy(pcap, calls):
+def legacy(pcap, calls, n=0):
     """A session on the legacy transport: responses on the GET stream, in chunks."""
-    sid = "5f1d0c7a9e2b4c68a1d3e5f7091b2c3d"
-    stream = Conn(pcap, 39998, 1)
-    posts = Conn(pcap, 39999, 2)
+    sid = f"5f1d0c7a9e2b4c68a1d3e5f7{n:07x}"
+    stream = Conn(pcap, 30000 + 2 * (n % 5000), 2 * n + 1)
+    posts = Conn(pcap, 30001 + 2 * (n % 5000), 2 * n + 2)
     stream.send(True, b"GET /sse HTTP/1.1\r\nHost: 10.0.0.1:8000\r\nAccept: text/event-stream\r\n\r\n")
     stream.send(False, b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                        b"Transfer-Encoding: chunked\r\n\r\n")
@@ -238,7 +239,8 @@ def main():
     elif shape == "large":
         n = keepalive(p, target, calls_per_conn=4, result_text=LARGE_TEXT, large=True)
     elif shape == "legacy":
-        n = legacy(p, int(os.environ.get("CALLS", "20000")))
+        n = sum(legacy(p, int(os.environ.get("CALLS", "20000")), k)
+                for k in range(int(os.environ.get("SESSIONS", "1"))))
     elif shape == "flows":
         n = flows(p, int(os.environ.get("FLOWS", "200000")))
     else:

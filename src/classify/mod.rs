@@ -34,19 +34,21 @@ pub struct Options {
     /// Legacy HTTP+SSE (2024-11-05): the POST is answered 202 and the response rides a
     /// GET stream, so a 202 is not a transport error by itself.
     pub legacy_sse: bool,
-    /// stdio: the reader stopped waiting for this request's response, because too
-    /// many requests waited for theirs (it is judged then, not at the transcript's
-    /// end).
+    /// The correlator stopped waiting for this request's response, because too much
+    /// waited at once (it is judged then, not at the input's end).
     pub waited_out: Option<WaitedOut>,
 }
 
-/// What was too much when a stdio request stopped being waited for.
+/// What was too much when a request stopped being waited for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WaitedOut {
-    /// This many requests waited.
+    /// stdio: this many requests waited.
     Requests(usize),
-    /// Requests of this many MiB waited.
+    /// stdio: requests of this many MiB waited.
     MiB(u64),
+    /// Legacy HTTP+SSE: the session's GET stream was read, then let go because more
+    /// than this many streams, or this many MiB of them, were held at once.
+    LegacyStreams(usize, u64),
 }
 
 /// The evidence behind a verdict (`docs/output.md`, Outcomes).
@@ -258,7 +260,12 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
     if opts.legacy_sse {
         // 2024-11-05: the 202 says nothing; the response lives only on the GET stream.
         if legs.len() < 2 {
-            ev.notes.push("the POST was accepted (202) but no SSE stream of its session was recorded, so its response was never seen".to_owned());
+            ev.notes.push(match opts.waited_out {
+                Some(WaitedOut::LegacyStreams(n, mib)) => format!(
+                    "the POST was accepted (202); its session's SSE stream was read earlier but no longer held when the POST came (more than {n} streams, or {mib} MiB of them, were held at once; a fixed limit), so its response was not looked for"
+                ),
+                _ => "the POST was accepted (202) but no SSE stream of its session was recorded, so its response was never seen".to_owned(),
+            });
             return Verdict::new(Outcome::NoResponse, ev);
         }
         ev.notes.push(format!(
@@ -275,7 +282,7 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
             Some(WaitedOut::MiB(n)) => format!(
                 "no response with id {req_id} while {n} MiB of requests waited for theirs: judged then, not at the end of the transcript (at most {n} MiB wait; a response after this is a stray)"
             ),
-            None => format!(
+            Some(WaitedOut::LegacyStreams(..)) | None => format!(
                 "no response with id {req_id} before the transcript ended ({})",
                 ev.end.as_str()
             ),

@@ -10,7 +10,7 @@
 
 use super::observe::{Observation, Stray};
 use super::{Correlator, Params, RetryOrigin, Scope, ScopeKind, Spent, Transport};
-use crate::classify::{classify, Leg, Options};
+use crate::classify::{classify, Leg, Options, WaitedOut};
 use crate::jsonrpc::{Id, Item, Kind, Message};
 use crate::model::{Body, End, HttpExchange, Locator, Outcome, Timestamp};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
@@ -46,13 +46,69 @@ fn leg_bytes(x: &HttpExchange) -> u64 {
     2 * x.body_bytes()
 }
 
-/// A GET stream of the legacy transport, kept until the end of the input.
+/// A GET stream of the legacy transport, held while POSTs of its session may come.
 #[derive(Debug)]
 pub(super) struct LegacyStream {
     pub scope: Scope,
     pub exchange: HttpExchange,
     pub items: Vec<Item>,
     pub locator: Locator,
+    /// Its responses by id (type-loose, so `1` finds `"1"` too), so that joining
+    /// many POSTs to a long stream stays linear.
+    index: HashMap<String, Vec<usize>>,
+    /// Items that answered a call.
+    used: HashSet<usize>,
+    bytes: u64,
+}
+
+/// Most legacy GET streams held at once, and the bytes they hold (bodies and their
+/// decoded messages). A stream is held after it ends because, in a log ordered by
+/// start time, its session's POSTs come after it; past either bound the oldest is
+/// let go, and a POST of its session that comes later says so.
+pub(super) const MAX_LEGACY_STREAMS: usize = 1024;
+const LEGACY_STREAM_BYTES: u64 = 128 << 20;
+/// Sessions whose stream was let go, remembered to say so (cleared past this).
+const MAX_LEGACY_GONE: usize = 4096;
+
+/// The legacy transport's streams and the calls waiting for them. A call is joined
+/// to its session's first stream as soon as both are known, and then released like
+/// any other: a day of legacy sessions holds neither all its calls nor all its
+/// streams until the input ends.
+#[derive(Debug, Default)]
+pub(super) struct Legacy {
+    streams: std::collections::VecDeque<LegacyStream>,
+    /// The serial number of `streams[0]`; streams are numbered as they come.
+    first_serial: u64,
+    /// Each session's first stream, by serial number.
+    stream_of: HashMap<Scope, u64>,
+    bytes: u64,
+    /// Calls answered 202 whose session's stream has not come yet.
+    pub waiting: HashMap<Scope, Vec<Open>>,
+    waiting_count: usize,
+    gone: HashSet<Scope>,
+}
+
+impl Legacy {
+    fn stream_index(&self, scope: &Scope) -> Option<usize> {
+        let serial = *self.stream_of.get(scope)?;
+        usize::try_from(serial - self.first_serial).ok()
+    }
+
+    /// Streams held.
+    #[cfg(test)]
+    pub fn held_streams(&self) -> usize {
+        self.streams.len()
+    }
+
+    /// Calls waiting for a stream.
+    pub fn waiting_count(&self) -> usize {
+        self.waiting_count
+    }
+
+    /// Every waiting call, in no order.
+    pub fn waiting_mut(&mut self) -> impl Iterator<Item = &mut Open> {
+        self.waiting.values_mut().flatten()
+    }
 }
 
 /// What the correlator remembers of each request id in a scope.
@@ -343,7 +399,7 @@ impl Correlator {
                 bytes,
             };
             if legacy {
-                self.legacy_open.push(open);
+                self.legacy_call(open);
             } else {
                 self.open.push(open);
                 self.bound_open();
@@ -491,12 +547,14 @@ impl Correlator {
                 Some(sid) => Scope::legacy(sid),
                 None => scope.clone(),
             };
-            // Responses to initialize and tools/list ride this stream too.
-            self.legacy_streams.push(LegacyStream {
+            self.legacy_stream(LegacyStream {
                 scope,
+                bytes: leg_bytes(&x),
                 exchange: x,
                 items,
                 locator: locator.clone(),
+                index: HashMap::new(),
+                used: HashSet::new(),
             });
             return;
         }
@@ -596,7 +654,7 @@ impl Correlator {
     /// Keeps the cut streams waiting for a resumption within `MAX_OPEN_STREAMS` and
     /// `OPEN_STREAM_BYTES`: the oldest go first and stay STREAM_INCOMPLETE, with a
     /// note that says why. Calls waiting for the legacy GET stream are not here
-    /// (`legacy_open`): they hold no bodies and wait until it ends.
+    /// (`legacy`): they hold no bodies and wait for it.
     fn bound_open(&mut self) {
         let mut count = self.open.len();
         let mut bytes: u64 = self.open.iter().map(|o| o.bytes).sum();
@@ -651,137 +709,220 @@ impl Correlator {
         }
     }
 
-    /// Completes the legacy calls from the GET streams of their sessions.
-    pub(super) fn finish_legacy(&mut self) {
-        let streams = std::mem::take(&mut self.legacy_streams);
-        if streams.is_empty() {
-            return;
+    /// A call answered 202: joined to its session's stream if that has come, else
+    /// it waits for it.
+    fn legacy_call(&mut self, open: Open) {
+        if let Some(si) = self.legacy.stream_index(&open.scope) {
+            self.join_legacy(open, si);
+        } else if self.legacy.gone.contains(&open.scope) {
+            let gone = WaitedOut::LegacyStreams(MAX_LEGACY_STREAMS, LEGACY_STREAM_BYTES >> 20);
+            self.legacy_unjoined(&open, Some(gone));
+        } else {
+            self.legacy.waiting_count += 1;
+            self.legacy
+                .waiting
+                .entry(open.scope.clone())
+                .or_default()
+                .push(open);
         }
-        let mut used: HashSet<(usize, usize)> = HashSet::new();
-        // Index each stream's responses by id (type-loose, so `1` finds `"1"` too),
-        // so joining many POSTs to a long stream stays linear.
-        let index: Vec<HashMap<String, Vec<usize>>> = streams
-            .iter()
-            .map(|s| {
-                let mut m: HashMap<String, Vec<usize>> = HashMap::new();
-                for (ii, it) in s.items.iter().enumerate() {
-                    let Some(r) = it.message() else { continue };
-                    if matches!(r.kind(), Kind::Request | Kind::Notification) {
-                        continue;
-                    }
-                    if let Some(rid) = &r.id {
-                        m.entry(loose_id(rid)).or_default().push(ii);
-                    }
+    }
+
+    /// A legacy GET stream: indexed, held, and joined to the calls of its session
+    /// that wait for it.
+    fn legacy_stream(&mut self, mut stream: LegacyStream) {
+        for (ii, it) in stream.items.iter().enumerate() {
+            let Some(r) = it.message() else { continue };
+            if matches!(r.kind(), Kind::Request | Kind::Notification) {
+                continue;
+            }
+            if let Some(rid) = &r.id {
+                stream.index.entry(loose_id(rid)).or_default().push(ii);
+            }
+        }
+        // Responses to initialize and tools/list ride this stream too.
+        for it in &stream.items {
+            if let Some(r) = it.message().and_then(Message::result) {
+                self.note_tools(r);
+            }
+        }
+        let l = &mut self.legacy;
+        let serial = l.first_serial + l.streams.len() as u64;
+        let first = !l.stream_of.contains_key(&stream.scope);
+        if first {
+            l.stream_of.insert(stream.scope.clone(), serial);
+        }
+        l.bytes += stream.bytes;
+        let scope = stream.scope.clone();
+        l.streams.push_back(stream);
+        if first {
+            if let Some(calls) = self.legacy.waiting.remove(&scope) {
+                self.legacy.waiting_count -= calls.len();
+                let si = self.legacy.streams.len() - 1;
+                for open in calls {
+                    self.join_legacy(open, si);
                 }
-                m
-            })
-            .collect();
-        let mut stream_of: HashMap<&str, usize> = HashMap::new();
-        for (si, s) in streams.iter().enumerate() {
-            stream_of.entry(s.scope.as_str()).or_insert(si);
+            }
         }
-        let opens = std::mem::take(&mut self.legacy_open);
-        for open in opens {
-            let Some(&si) = stream_of.get(open.scope.as_str()) else {
-                self.legacy_open.push(open);
+        while self.legacy.streams.len() > 1
+            && (self.legacy.streams.len() > MAX_LEGACY_STREAMS
+                || self.legacy.bytes > LEGACY_STREAM_BYTES)
+        {
+            let Some(old) = self.legacy.streams.pop_front() else {
+                break;
+            };
+            let l = &mut self.legacy;
+            if l.stream_of.get(&old.scope) == Some(&l.first_serial) {
+                l.stream_of.remove(&old.scope);
+                if l.gone.len() >= MAX_LEGACY_GONE {
+                    l.gone.clear();
+                }
+                l.gone.insert(old.scope.clone());
+            }
+            l.first_serial += 1;
+            l.bytes -= old.bytes;
+            self.legacy_strays(&old);
+        }
+    }
+
+    /// Completes a legacy call from the stream `si` of its session.
+    fn join_legacy(&mut self, open: Open, si: usize) {
+        let stream = &mut self.legacy.streams[si];
+        let id = open
+            .request
+            .id
+            .clone()
+            .unwrap_or_else(|| Id::from_raw("null"));
+        let mut mine: Vec<usize> = Vec::new();
+        for &ii in stream
+            .index
+            .get(&loose_id(&id))
+            .map(Vec::as_slice)
+            .unwrap_or(&[])
+        {
+            let Some(rid) = stream
+                .items
+                .get(ii)
+                .and_then(|it| it.message()?.id.as_ref())
+            else {
                 continue;
             };
-            let stream = &streams[si];
-            let id = open
-                .request
-                .id
-                .clone()
-                .unwrap_or_else(|| Id::from_raw("null"));
-            let mine: Vec<&Item> = index[si]
-                .get(&loose_id(&id))
-                .map(Vec::as_slice)
-                .unwrap_or(&[])
-                .iter()
-                .filter_map(|&ii| {
-                    let it = stream.items.get(ii)?;
-                    let rid = it.message()?.id.as_ref()?;
-                    (*rid == id || rid.differs_only_in_type(&id)).then(|| {
-                        used.insert((si, ii));
-                        it
-                    })
-                })
-                .collect();
-            let (post, _) = &open.legs[0];
-            let carried = mine.len();
-            let legs = [
-                Leg {
-                    exchange: Some(post),
-                    items: vec![],
-                    end: post.end,
-                },
-                Leg {
-                    exchange: Some(&stream.exchange),
-                    items: mine,
-                    end: stream.exchange.end,
-                },
-            ];
-            let mut verdict = classify(
-                &open.request,
-                &legs,
-                Options {
-                    legacy_sse: true,
-                    ..Options::default()
-                },
-            );
-            let call = &mut self.pending[open.call];
-            // The call's own story, not the shared stream's: the events that carried
-            // its messages, and "complete" once its response arrived.
-            let ev = &mut verdict.evidence;
-            ev.sse_events = carried;
-            if verdict.outcome.is_non_terminal() {
-                ev.responded_at = stream.exchange.end_ts.or(ev.responded_at);
-            } else {
-                ev.end = End::Complete;
+            if *rid == id || rid.differs_only_in_type(&id) {
+                stream.used.insert(ii);
+                mine.push(ii);
             }
-            // A recorder without per-event times dates every event by the stream's
-            // start, which came before the POST: no time is better than a wrong one.
-            let answered = ev
-                .responded_at
-                .filter(|t| call.started_at.is_none_or(|s| *t >= s));
-            if ev.responded_at.is_some() && answered.is_none() {
-                ev.notes.push(
-                    "the recorder kept no time for the stream event that answered it".to_owned(),
-                );
+        }
+        let stream = &self.legacy.streams[si];
+        let (post, _) = &open.legs[0];
+        let carried = mine.len();
+        let legs = [
+            Leg {
+                exchange: Some(post),
+                items: vec![],
+                end: post.end,
+            },
+            Leg {
+                exchange: Some(&stream.exchange),
+                items: mine.iter().map(|&ii| &stream.items[ii]).collect(),
+                end: stream.exchange.end,
+            },
+        ];
+        let mut verdict = classify(
+            &open.request,
+            &legs,
+            Options {
+                legacy_sse: true,
+                ..Options::default()
+            },
+        );
+        let Some(call) = self.pending.get_mut(open.call) else {
+            return;
+        };
+        // The call's own story, not the shared stream's: the events that carried
+        // its messages, and "complete" once its response arrived.
+        let ev = &mut verdict.evidence;
+        ev.sse_events = carried;
+        if verdict.outcome.is_non_terminal() {
+            ev.responded_at = stream.exchange.end_ts.or(ev.responded_at);
+        } else {
+            ev.end = End::Complete;
+        }
+        // A recorder without per-event times dates every event by the stream's
+        // start, which came before the POST: no time is better than a wrong one.
+        let answered = ev
+            .responded_at
+            .filter(|t| call.started_at.is_none_or(|s| *t >= s));
+        if ev.responded_at.is_some() && answered.is_none() {
+            ev.notes
+                .push("the recorder kept no time for the stream event that answered it".to_owned());
+        }
+        call.ended_at = answered;
+        call.verdict = verdict;
+    }
+
+    /// Responses on a legacy stream that answer no request of its session.
+    fn legacy_strays(&mut self, s: &LegacyStream) {
+        for (ii, it) in s.items.iter().enumerate() {
+            let Some(r) = it.message() else { continue };
+            if r.kind() != Kind::Response || s.used.contains(&ii) {
+                continue;
             }
-            call.ended_at = answered;
+            let id = r.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+            // A long session's early ids are no longer held: a response to one of
+            // them is not known to be a stray (an `initialize` answered hours ago).
+            let known = self
+                .requests
+                .get(&s.scope)
+                .is_some_and(|m| m.contains_key(&id));
+            if !known && !self.requests.may_have_forgotten(&s.scope) {
+                self.observe(Observation::StrayResponse {
+                    scope: s.scope.clone(),
+                    id,
+                    request: None,
+                    call: None,
+                    locator: s.locator.clone(),
+                    context: Stray::Legacy,
+                });
+            }
+        }
+    }
+
+    /// A legacy call that no stream of its session can answer: none was recorded,
+    /// or it was let go (`gone`). Its 202 is no transport error on this transport.
+    fn legacy_unjoined(&mut self, open: &Open, gone: Option<WaitedOut>) {
+        let (post, _) = &open.legs[0];
+        let leg = Leg {
+            exchange: Some(post),
+            items: vec![],
+            end: post.end,
+        };
+        let verdict = classify(
+            &open.request,
+            &[leg],
+            Options {
+                legacy_sse: true,
+                waited_out: gone,
+            },
+        );
+        if let Some(call) = self.pending.get_mut(open.call) {
             call.verdict = verdict;
         }
-        // Responses on a legacy stream that answer no request of that session.
-        for (si, s) in streams.iter().enumerate() {
-            for (ii, it) in s.items.iter().enumerate() {
-                let Some(r) = it.message() else { continue };
-                if r.kind() != Kind::Response || used.contains(&(si, ii)) {
-                    continue;
-                }
-                let id = r.id.clone().unwrap_or_else(|| Id::from_raw("null"));
-                // A long session's early ids are no longer held: a response to one of
-                // them is not known to be a stray (an `initialize` answered hours ago).
-                let known = self
-                    .requests
-                    .get(&s.scope)
-                    .is_some_and(|m| m.contains_key(&id));
-                if !known && !self.requests.may_have_forgotten(&s.scope) {
-                    self.observe(Observation::StrayResponse {
-                        scope: s.scope.clone(),
-                        id,
-                        request: None,
-                        call: None,
-                        locator: s.locator.clone(),
-                        context: Stray::Legacy,
-                    });
-                }
+    }
+
+    /// At the end of the input: the calls no stream came for, and the strays of the
+    /// streams still held.
+    pub(super) fn finish_legacy(&mut self) {
+        let waiting = std::mem::take(&mut self.legacy.waiting);
+        self.legacy.waiting_count = 0;
+        for open in waiting.into_values().flatten() {
+            // A 202 to a request at an endpoint with no legacy session in its URL is
+            // Streamable HTTP's error, as judged when it came, not a legacy call.
+            if open.scope.kind() == ScopeKind::Legacy {
+                self.legacy_unjoined(&open, None);
             }
-            // initialize and tools/list answered on the stream still teach us things.
-            for it in &s.items {
-                if let Some(r) = it.message().and_then(Message::result) {
-                    self.note_tools(r);
-                }
-            }
+        }
+        let streams = std::mem::take(&mut self.legacy.streams);
+        for s in &streams {
+            self.legacy_strays(s);
         }
     }
 }

@@ -484,11 +484,9 @@ pub struct Correlator {
     stdio_arrivals: u64,
     /// HTTP calls whose stream was cut, waiting for a resumption.
     open: Vec<http::Open>,
-    /// HTTP calls answered 202, waiting for their legacy GET stream (kept apart from
-    /// `open`: a long legacy session holds thousands, and `open` is bounded and
-    /// searched per exchange).
-    legacy_open: Vec<http::Open>,
-    legacy_streams: Vec<http::LegacyStream>,
+    /// The legacy transport's GET streams, and the calls answered 202 that wait for
+    /// them (kept apart from `open`, which is bounded and searched per exchange).
+    legacy: http::Legacy,
     /// Request ids seen per scope, for ID_REUSED.
     requests: ids::IdLog,
     /// Scopes whose session ended with a 404.
@@ -1184,7 +1182,11 @@ impl Correlator {
         let pending = self.pending.len();
         debug_assert_eq!(pending, self.pending_keys.len());
         let mut held = vec![false; pending];
-        for o in self.open.iter().chain(&self.legacy_open) {
+        for o in self
+            .open
+            .iter()
+            .chain(self.legacy.waiting.values().flatten())
+        {
             if let Some(h) = held.get_mut(o.call) {
                 *h = true;
             }
@@ -1236,7 +1238,7 @@ impl Correlator {
                 r => slots[r] = Some(c),
             }
         }
-        for o in self.open.iter_mut().chain(&mut self.legacy_open) {
+        for o in self.open.iter_mut().chain(self.legacy.waiting_mut()) {
             o.call = new_index.get(o.call).copied().unwrap_or(usize::MAX);
         }
         self.pending = kept;
@@ -1268,7 +1270,7 @@ impl Correlator {
         // The next release comes after RELEASE_STEP more calls, or as many more as are
         // held, so that many held streams do not make each exchange sort them again.
         self.release_at =
-            self.pending.len() + RELEASE_STEP.max(self.open.len() + self.legacy_open.len());
+            self.pending.len() + RELEASE_STEP.max(self.open.len() + self.legacy.waiting_count());
         // Observations that name a released call (or none) are final.
         let pending = std::mem::take(&mut self.observations);
         for (made, mut o) in pending {
@@ -1728,45 +1730,40 @@ mod spent_tests {
         assert_eq!(a.calls[0].verdict.outcome, Outcome::ToolError);
     }
 
-    /// Calls answered 202 wait for their legacy GET stream apart from the cut
-    /// streams: `open` is bounded and searched per exchange, and a long legacy
-    /// session (more calls than that bound) must neither be cut by it nor make each
-    /// exchange scan every call it holds (which made 60,000 calls take 13 s).
-    #[test]
-    fn calls_waiting_for_the_legacy_stream_are_held_apart_from_cut_streams() {
-        let n = http::MAX_OPEN_STREAMS as u64 + 100;
-        let url = "http://h/messages/?session_id=abc";
-        let mut c = Correlator::new();
-        let mut events = String::from("event: endpoint\ndata: /messages/?session_id=abc\n\n");
-        for id in 1..=n {
-            let request = format!(
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#
-            );
-            c.exchange(Exchange {
-                locator: Locator::Line { line: id },
-                payload: Payload::Http(HttpExchange {
-                    request: HttpRequest {
-                        method: "POST".to_owned(),
-                        url: url.to_owned(),
-                        body: request.into_bytes(),
-                        ..HttpRequest::default()
-                    },
-                    response: Some(HttpResponse {
-                        status: 202,
-                        body: Body::Bytes(b"Accepted".to_vec()),
-                        ..HttpResponse::default()
-                    }),
-                    ..HttpExchange::default()
+    /// A `tools/call` POSTed to the legacy transport's session `sid`, answered 202.
+    fn legacy_post(line: u64, sid: &str, id: u64) -> Exchange {
+        let request = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#
+        );
+        Exchange {
+            locator: Locator::Line { line },
+            payload: Payload::Http(HttpExchange {
+                request: HttpRequest {
+                    method: "POST".to_owned(),
+                    url: format!("http://h/messages/?session_id={sid}"),
+                    body: request.into_bytes(),
+                    ..HttpRequest::default()
+                },
+                response: Some(HttpResponse {
+                    status: 202,
+                    body: Body::Bytes(b"Accepted".to_vec()),
+                    ..HttpResponse::default()
                 }),
-            });
+                ..HttpExchange::default()
+            }),
+        }
+    }
+
+    /// The legacy GET stream of session `sid`, carrying results for `ids`.
+    fn legacy_get(line: u64, sid: &str, ids: impl Iterator<Item = u64>) -> Exchange {
+        let mut events = format!("event: endpoint\ndata: /messages/?session_id={sid}\n\n");
+        for id in ids {
             events.push_str(&format!(
                 "data: {{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":{{\"content\":[]}}}}\n\n"
             ));
         }
-        assert!(c.open.is_empty(), "{} in the bounded list", c.open.len());
-        assert_eq!(c.legacy_open.len() as u64, n);
-        c.exchange(Exchange {
-            locator: Locator::Line { line: 0 },
+        Exchange {
+            locator: Locator::Line { line },
             payload: Payload::Http(HttpExchange {
                 request: HttpRequest {
                     method: "GET".to_owned(),
@@ -1783,13 +1780,118 @@ mod spent_tests {
                 }),
                 ..HttpExchange::default()
             }),
-        });
+        }
+    }
+
+    /// Calls answered 202 wait for their legacy GET stream apart from the cut
+    /// streams: `open` is bounded and searched per exchange, and a long legacy
+    /// session (more calls than that bound) must neither be cut by it nor make each
+    /// exchange scan every call it holds (which made 60,000 calls take 13 s).
+    #[test]
+    fn calls_waiting_for_the_legacy_stream_are_held_apart_from_cut_streams() {
+        let n = http::MAX_OPEN_STREAMS as u64 + 100;
+        let mut c = Correlator::new();
+        for id in 1..=n {
+            c.exchange(legacy_post(id, "abc", id));
+        }
+        assert!(c.open.is_empty(), "{} in the bounded list", c.open.len());
+        assert_eq!(c.legacy.waiting_count() as u64, n);
+        c.exchange(legacy_get(0, "abc", 1..=n));
+        assert_eq!(c.legacy.waiting_count(), 0, "joined when the stream came");
         let a = c.finish();
         assert_eq!(a.calls.len() as u64, n);
         assert!(a
             .calls
             .iter()
             .all(|c| c.verdict.outcome == Outcome::ToolSuccess));
+    }
+
+    /// A POST answered 202 whose session's stream was never recorded (a capture
+    /// started after the client connected) is a call whose response was not seen,
+    /// on the legacy transport; a 202 to a request at a Streamable HTTP endpoint is
+    /// still the server's error.
+    #[test]
+    fn a_legacy_call_without_its_stream_is_unseen_not_an_http_error() {
+        let mut c = Correlator::new();
+        c.exchange(legacy_post(1, "abc", 1));
+        let mut modern = legacy_post(2, "abc", 2);
+        if let Payload::Http(x) = &mut modern.payload {
+            x.request.url = "http://h/mcp".to_owned();
+            x.request.headers.push("Mcp-Session-Id", "s1");
+        }
+        c.exchange(modern);
+        let a = c.finish();
+        let got: Vec<(Outcome, &str)> = a
+            .calls
+            .iter()
+            .map(|c| (c.verdict.outcome, c.verdict.evidence.notes[0].as_str()))
+            .collect();
+        assert_eq!(got[0].0, Outcome::NoResponse, "{got:?}");
+        assert!(got[0]
+            .1
+            .contains("no SSE stream of its session was recorded"));
+        assert_eq!(got[1].0, Outcome::HttpError, "{got:?}");
+        assert!(got[1].1.contains("202 Accepted answered a request"));
+    }
+
+    /// Many legacy sessions, one after another, in both orders a recorder writes
+    /// (the stream first, as a log sorted by start time has it; the POSTs first, as
+    /// a capture emits a stream when it ends): calls are joined as soon as their
+    /// stream is known and released, and past `MAX_LEGACY_STREAMS` the oldest
+    /// stream is let go, its strays reported then, and a late POST to it says why
+    /// it has no response.
+    #[test]
+    fn legacy_sessions_are_joined_as_they_come_and_old_streams_let_go() {
+        let sessions = http::MAX_LEGACY_STREAMS as u64 + 76;
+        let mut c = Correlator::new();
+        let mut line = 0;
+        let mut most_pending = 0;
+        for s in 0..sessions {
+            let sid = format!("s{s}");
+            // Id 99 is asked by no one: a stray on each stream.
+            let ids = [1, 2, 99].into_iter();
+            line += 3;
+            if s % 2 == 0 {
+                c.exchange(legacy_get(line, &sid, ids));
+                c.exchange(legacy_post(line + 1, &sid, 1));
+                c.exchange(legacy_post(line + 2, &sid, 2));
+            } else {
+                c.exchange(legacy_post(line, &sid, 1));
+                c.exchange(legacy_post(line + 1, &sid, 2));
+                c.exchange(legacy_get(line + 2, &sid, ids));
+            }
+            assert_eq!(c.legacy.waiting_count(), 0, "session {s}");
+            assert!(c.legacy.held_streams() <= http::MAX_LEGACY_STREAMS);
+            most_pending = most_pending.max(c.pending.len());
+        }
+        assert!(
+            most_pending < 2 * RELEASE_AT,
+            "{most_pending} calls pending"
+        );
+        // Session 0's stream was let go: a call to it now cannot be answered.
+        c.exchange(legacy_post(line + 1, "s0", 3));
+        let a = c.finish();
+        assert_eq!(a.calls.len() as u64, 2 * sessions + 1);
+        let (late, rest) = a.calls.split_last().unwrap();
+        assert!(rest
+            .iter()
+            .all(|c| c.verdict.outcome == Outcome::ToolSuccess));
+        assert_eq!(late.verdict.outcome, Outcome::NoResponse);
+        assert!(
+            late.verdict
+                .evidence
+                .notes
+                .iter()
+                .any(|n| n.contains("no longer held")),
+            "{:?}",
+            late.verdict.evidence.notes
+        );
+        let strays = a
+            .observations
+            .iter()
+            .filter(|o| matches!(o, Observation::StrayResponse { .. }))
+            .count() as u64;
+        assert_eq!(strays, sessions, "one stray per stream, let go or held");
     }
 
     /// Requests of a megabyte each, unanswered, wait within `STDIO_WAITING_BYTES`:
