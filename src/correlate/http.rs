@@ -229,11 +229,19 @@ impl Correlator {
                 i.message()
                     .is_some_and(|m| m.kind() == Kind::Request && m.method_is("initialize"))
             });
+            let now = self.out.exchanges;
+            if self.sessionless_inits.len() > super::MAX_SCOPES {
+                super::forget_older_half(&mut self.sessionless_inits, |(_, last)| *last);
+            }
             // Looked up before inserting: this runs for every exchange.
-            let n = match self.sessionless_inits.get_mut(&scope) {
-                Some(n) => n,
-                None => self.sessionless_inits.entry(scope.clone()).or_insert(0),
+            let (n, last) = match self.sessionless_inits.get_mut(&scope) {
+                Some(e) => e,
+                None => self
+                    .sessionless_inits
+                    .entry(scope.clone())
+                    .or_insert((0, now)),
             };
+            *last = now;
             if initializes {
                 *n += 1;
             }
@@ -243,7 +251,11 @@ impl Correlator {
         }
         let status = x.response.as_ref().map(|r| r.status);
         if status == Some(404) && x.request.headers.get("mcp-session-id").is_some() {
-            self.expired_scopes.insert(scope.clone());
+            if self.expired_scopes.len() > super::MAX_SCOPES {
+                super::forget_older_half(&mut self.expired_scopes, |at| *at);
+            }
+            self.expired_scopes
+                .insert(scope.clone(), self.out.exchanges);
         }
         let header_version = x
             .request

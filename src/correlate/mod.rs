@@ -347,7 +347,7 @@ pub struct ScopeInfo {
 
 /// Scopes whose peers and version are kept; past it the idlest half is forgotten (a
 /// session that comes back after that long is reported without them).
-const MAX_SCOPES: usize = 1 << 14;
+pub(super) const MAX_SCOPES: usize = 1 << 14;
 
 #[derive(Debug)]
 struct PendingStdio {
@@ -489,13 +489,16 @@ pub struct Correlator {
     legacy: http::Legacy,
     /// Request ids seen per scope, for ID_REUSED.
     requests: ids::IdLog,
-    /// Scopes whose session ended with a 404.
-    expired_scopes: HashSet<Scope>,
+    /// Scopes whose session ended with a 404, with when (`Analysis::exchanges`);
+    /// past `MAX_SCOPES` the older half is forgotten.
+    expired_scopes: HashMap<Scope, u64>,
     /// Problems and notices past `MAX_LISTED`, counted.
     unlisted_problems: u64,
     unlisted_notices: u64,
-    /// `initialize`s seen per session-less endpoint scope (`http:HOST`).
-    sessionless_inits: HashMap<Scope, u32>,
+    /// `initialize`s seen per session-less endpoint scope (`http:HOST`), and when
+    /// the scope was last seen; past `MAX_SCOPES` the idler half is forgotten (a
+    /// host that comes back after that counts its clients from the first again).
+    sessionless_inits: HashMap<Scope, (u32, u64)>,
     /// One shared copy of each string many calls repeat (scopes, tools, versions).
     interned: HashSet<Arc<str>>,
     /// What the pairers saw for the rules to judge, naming calls by their order of
@@ -965,10 +968,7 @@ impl Correlator {
         header: Option<&str>,
     ) {
         if self.scopes.len() > MAX_SCOPES {
-            let mut last: Vec<u64> = self.scopes.values().map(|i| i.last).collect();
-            let half = last.len() / 2;
-            let cut = *last.select_nth_unstable(half).1;
-            self.scopes.retain(|_, i| i.last >= cut);
+            forget_older_half(&mut self.scopes, |i| i.last);
         }
         let now = self.out.exchanges;
         let info = self.scopes.entry(scope.clone()).or_default();
@@ -1246,7 +1246,7 @@ impl Correlator {
         let mut renumber: HashMap<usize, usize> = HashMap::with_capacity(go);
         let input: Arc<str> = Arc::from("");
         for mut c in slots.into_iter().flatten().map(|c| *c) {
-            if c.verdict.outcome.is_non_terminal() && self.expired_scopes.contains(&*c.scope) {
+            if c.verdict.outcome.is_non_terminal() && self.expired_scopes.contains_key(&*c.scope) {
                 c.verdict.evidence.notes.push(
                     "its session was later ended (404 on a request carrying the session id)"
                         .to_owned(),
@@ -1363,6 +1363,18 @@ impl Correlator {
 
 /// `s` shared with an equal text seen before; a function of the set alone, so that a
 /// caller can intern what it borrows from another field of the correlator.
+/// Keeps the newer half of `map` by the stamp `last` reads from each entry: for what
+/// a long input adds to without end and needs less the older it is.
+fn forget_older_half<K, V>(map: &mut HashMap<K, V>, last: impl Fn(&V) -> u64) {
+    let mut stamps: Vec<u64> = map.values().map(&last).collect();
+    if stamps.is_empty() {
+        return;
+    }
+    let half = stamps.len() / 2;
+    let cut = *stamps.select_nth_unstable(half).1;
+    map.retain(|_, v| last(v) >= cut);
+}
+
 fn intern_in(interned: &mut HashSet<Arc<str>>, s: &str) -> Arc<str> {
     if let Some(a) = interned.get(s) {
         return a.clone();
@@ -1781,6 +1793,56 @@ mod spent_tests {
                 ..HttpExchange::default()
             }),
         }
+    }
+
+    /// Per-host and per-session state a long input adds to without end stays within
+    /// `MAX_SCOPES`: hosts without sessions (a log of many endpoints) and sessions
+    /// ended by a 404; the recent ones are kept, so a host seen lately still numbers
+    /// its restarted clients.
+    #[test]
+    fn hosts_and_ended_sessions_are_remembered_within_a_bound() {
+        let post = |host: String, body: &str, session: Option<&str>, status: u16| {
+            let mut request = HttpRequest {
+                method: "POST".to_owned(),
+                url: format!("http://{host}/mcp"),
+                body: body.as_bytes().to_vec(),
+                ..HttpRequest::default()
+            };
+            if let Some(s) = session {
+                request.headers.push("Mcp-Session-Id", s);
+            }
+            Exchange {
+                locator: Locator::Entry { entry: 1 },
+                payload: Payload::Http(HttpExchange {
+                    request,
+                    response: Some(HttpResponse {
+                        status,
+                        body: Body::Bytes(Vec::new()),
+                        ..HttpResponse::default()
+                    }),
+                    ..HttpExchange::default()
+                }),
+            }
+        };
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{}}"#;
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        let mut c = Correlator::new();
+        let n = 3 * MAX_SCOPES;
+        for i in 0..n {
+            c.exchange(post(format!("h{i}"), init, None, 200));
+            c.exchange(post("x".to_owned(), ping, Some(&format!("s{i}")), 404));
+            assert!(c.sessionless_inits.len() <= MAX_SCOPES + 1);
+            assert!(c.expired_scopes.len() <= MAX_SCOPES + 1);
+        }
+        let last = Scope::http(&format!("h{}", n - 1), 1);
+        assert_eq!(c.sessionless_inits.get(&last).map(|e| e.0), Some(1));
+        assert!(!c.sessionless_inits.contains_key(&Scope::http("h0", 1)));
+        assert!(c
+            .expired_scopes
+            .contains_key(&Scope::session(&format!("s{}", n - 1))));
+        // The latest host restarts its client: its second id space.
+        c.exchange(post(format!("h{}", n - 1), init, None, 200));
+        assert_eq!(c.sessionless_inits.get(&last).map(|e| e.0), Some(2));
     }
 
     /// Calls answered 202 wait for their legacy GET stream apart from the cut
