@@ -16,7 +16,7 @@ dir=${1:-/tmp/mcpsift-bench}
 mb=${2:-150}
 limit=${LIMIT:-300}
 repeat=${REPEAT:-3}
-shapes=${SHAPES:-"keepalive current flows large har browser jsonl small stdio archive dir"}
+shapes=${SHAPES:-"keepalive current flows large legacy har browser jsonl small stdio archive dir"}
 mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
 bin=./target/release/mcpsift
@@ -27,6 +27,7 @@ file_of() {
     current) echo "$dir/current.pcap" ;;
     flows) echo "$dir/flows.pcap" ;;
     large) echo "$dir/large.pcap" ;;
+    legacy) echo "$dir/legacy.pcap" ;;
     har) echo "$dir/sessions.har" ;;
     browser) echo "$dir/browser.har" ;;
     jsonl) echo "$dir/sessions.jsonl" ;;
@@ -43,6 +44,8 @@ generate() {
     case $1 in
     keepalive | flows | large) python3 bench/make_shapes_pcap.py "$1" "$f" "$mb" ;;
     current) ./target/release/examples/gen_pcap "$f" $((mb * 1000000 / 1048576)) ;;
+    # Sessions of 20 calls on the legacy HTTP+SSE transport, about 35 KB each.
+    legacy) SESSIONS=$((mb * 28)) CALLS=20 python3 bench/make_shapes_pcap.py legacy "$f" ;;
     har) python3 tests/fixtures/har/make_big_har.py "$f" "$mb" 8 ;;
     browser) python3 bench/make_har_shapes.py browser "$f" "$mb" ;;
     jsonl) python3 bench/make_big_jsonl.py "$f" "$mb" 8 ;;
