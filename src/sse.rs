@@ -410,6 +410,8 @@ pub struct Events {
     over: bool,
     reserve_used: usize,
     reserve_bytes: u64,
+    /// Events not kept that may have been responses (the reserve was full).
+    responses_dropped: u64,
     dropped: u64,
     dropped_bytes: u64,
 }
@@ -423,6 +425,7 @@ impl Events {
             over: false,
             reserve_used: 0,
             reserve_bytes: 0,
+            responses_dropped: 0,
             dropped: 0,
             dropped_bytes: 0,
         }
@@ -439,14 +442,21 @@ impl Events {
             return;
         }
         let cost = size + EVENT_COST + ev.event.len() as u64;
-        if self.reserve_bytes + cost <= self.budget.bytes && may_be_response(&ev.data) {
+        let response = may_be_response(&ev.data);
+        if response && self.reserve_bytes + cost <= self.budget.bytes {
             self.reserve_used += 1;
             self.reserve_bytes += cost;
             self.kept.push(ev);
         } else {
+            self.responses_dropped += u64::from(response);
             self.dropped += 1;
             self.dropped_bytes += size;
         }
+    }
+
+    /// Events not kept that may have been responses: a verdict may be missing one.
+    pub fn responses_dropped(&self) -> u64 {
+        self.responses_dropped
     }
 
     /// Events kept so far.
@@ -720,6 +730,19 @@ mod tests {
             .find(|p| p.starts_with("cap:"))
             .unwrap();
         assert!(cap.contains("40 events"), "{cap}");
+        // What was not kept is counted apart when it may have been a response.
+        let mut events = Events::new(budget);
+        for data in ["{\"method\":\"n\"}", "{\"id\":1,\"result\":7}"].repeat(50) {
+            events.push(SseEvent {
+                event: "message".to_owned(),
+                data: data.to_owned(),
+                id: None,
+                retry: None,
+                offset: 0,
+                ts: None,
+            });
+        }
+        assert_eq!((events.len(), events.responses_dropped()), (10, 40));
 
         // The byte budget holds too: one large event fills it.
         let budget = Budget {

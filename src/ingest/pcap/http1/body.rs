@@ -5,9 +5,12 @@
 
 use super::Caps;
 use crate::ingest::inflate::{Coding, Inflater, Stop};
-use crate::ingest::Kind;
+use crate::ingest::{Kind, Level};
 use crate::model::{Body, SseBody, Timestamp};
 use crate::sse::{Events, SseParser};
+
+/// A diagnostic of one exchange, reported at its frames once the exchange is done.
+pub(in crate::ingest::pcap) type Note = (Level, Kind, String);
 
 /// An event stream being parsed.
 #[derive(Debug)]
@@ -42,7 +45,7 @@ pub(in crate::ingest::pcap) struct Content {
     /// Bytes of the body are missing: lost, cut by a cap, or not decodable.
     pub(in crate::ingest::pcap) truncated: bool,
     /// Diagnostics for the exchange, reported when it is emitted.
-    pub(in crate::ingest::pcap) notes: Vec<(Kind, String)>,
+    pub(in crate::ingest::pcap) notes: Vec<Note>,
     cut_reported: bool,
 }
 
@@ -115,6 +118,7 @@ impl Content {
                         "--max-decompressed-bytes"
                     };
                     notes.push((
+                        Level::Problem,
                         Kind::Cap,
                         format!("cap: the response body decodes to more than {cap} bytes; the rest was not decoded (raise {flag})"),
                     ));
@@ -122,13 +126,13 @@ impl Content {
             }
             Err(Stop::Invalid(e)) => {
                 *truncated = true;
-                notes.push((Kind::Malformed, e));
+                notes.push((Level::Problem, Kind::Malformed, e));
             }
         }
     }
 
     /// The body as the exchange keeps it.
-    pub(in crate::ingest::pcap) fn finish(self) -> (Body, Vec<(Kind, String)>) {
+    pub(in crate::ingest::pcap) fn finish(self) -> (Body, Vec<Note>) {
         let mut notes = self.notes;
         let body = match self.kept {
             Kept::None => Body::Bytes(Vec::new()),
@@ -143,9 +147,17 @@ impl Content {
                 } = *s;
                 let (incomplete_tail, more) = parser.finish();
                 problems.extend(more);
+                let lost_responses = events.responses_dropped() > 0;
                 let (events, cap) = events.finish();
                 if let Some(cap) = cap {
-                    notes.push((Kind::Cap, cap.clone()));
+                    // Only notifications and requests past the budget: every verdict
+                    // is whole, and the input was read to its end.
+                    let level = if lost_responses {
+                        Level::Problem
+                    } else {
+                        Level::Notice
+                    };
+                    notes.push((level, Kind::Cap, cap.clone()));
                     problems.push(cap);
                 }
                 Body::Sse(SseBody {
@@ -167,7 +179,7 @@ fn keep(
     decoded: &[u8],
     ts: Timestamp,
     truncated: &mut bool,
-    notes: &mut Vec<(Kind, String)>,
+    notes: &mut Vec<Note>,
     cut_reported: &mut bool,
 ) {
     match kept {
@@ -179,6 +191,7 @@ fn keep(
                 if !*cut_reported {
                     *cut_reported = true;
                     notes.push((
+                        Level::Problem,
                         Kind::Cap,
                         format!(
                             "cap: the response body is longer than {} bytes; only the first {} were kept (raise --max-record-bytes)",
@@ -270,8 +283,8 @@ mod tests {
         let (body, notes) = c.finish();
         assert!(matches!(body, Body::Bytes(b) if b.len() == 1000));
         assert_eq!(notes.len(), 1, "{notes:?}");
-        assert_eq!(notes[0].0, Kind::Cap);
-        assert!(notes[0].1.contains("--max-record-bytes"));
+        assert_eq!((notes[0].0, notes[0].1), (Level::Problem, Kind::Cap));
+        assert!(notes[0].2.contains("--max-record-bytes"));
     }
 
     #[test]
@@ -283,9 +296,32 @@ mod tests {
         let (body, notes) = c.finish();
         let Body::Sse(s) = body else { panic!() };
         assert_eq!(s.events.len(), 3);
+        // What was not kept is notifications only: a notice, not a problem.
         assert!(notes
             .iter()
-            .any(|(k, m)| *k == Kind::Cap && m.contains("7 events")));
+            .any(|(l, k, m)| (*l, *k) == (Level::Notice, Kind::Cap) && m.contains("7 events")));
+    }
+
+    /// Responses past the budget and its reserve are lost to their calls: that cut
+    /// is a problem of the input, not a notice.
+    #[test]
+    fn a_stream_that_loses_responses_reports_a_problem() {
+        let mut budget = caps(1000);
+        budget.sse.bytes = 300;
+        let mut c = Content::new(None, Content::sse(budget), budget);
+        for i in 0..10 {
+            let ev = format!("data: {{\"id\":{i},\"result\":{{\"content\":[]}}}}\n\n");
+            c.absorb(ev.as_bytes(), Timestamp(i));
+        }
+        let (body, notes) = c.finish();
+        let Body::Sse(s) = body else { panic!() };
+        assert!(s.events.len() < 10);
+        assert!(
+            notes
+                .iter()
+                .any(|(l, k, _)| (*l, *k) == (Level::Problem, Kind::Cap)),
+            "{notes:?}"
+        );
     }
 
     #[test]

@@ -63,7 +63,7 @@ struct Pending {
     last_ts: Timestamp,
     notes: Vec<String>,
     /// Diagnostics about the request, reported with the exchange.
-    diags: Vec<(Kind, String)>,
+    diags: Vec<body::Note>,
     truncated: bool,
 }
 
@@ -301,6 +301,7 @@ impl Http1 {
                         p.notes
                             .push(format!("request body cut at the {cap}-byte cap"));
                         p.diags.push((
+                            Level::Problem,
                             Kind::Cap,
                             format!("cap: the request body is longer than {cap} bytes; only the first {cap} were kept (raise --max-record-bytes)"),
                         ));
@@ -818,8 +819,9 @@ fn finish(p: Pending, end: End, cx: &mut Ctx) {
         notes,
     };
     let locator = done.push(None, cx);
-    for (kind, message) in diags {
-        cx.problem(kind, locator.clone(), message);
+    for (level, kind, message) in diags {
+        cx.diags
+            .push(Problem::of(level, kind, locator.clone(), message));
     }
 }
 
@@ -880,7 +882,7 @@ pub(in crate::ingest::pcap) fn response_of(
     frame: u64,
     content: Content,
     end: &mut End,
-    diags: &mut Vec<(Kind, String)>,
+    diags: &mut Vec<body::Note>,
 ) -> (HttpResponse, u64) {
     if content.truncated {
         *end = End::Truncated;

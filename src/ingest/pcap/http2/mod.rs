@@ -13,7 +13,7 @@ mod hpack;
 
 pub use frame::plausible;
 
-use super::http1::body::{Content, Kept};
+use super::http1::body::{Content, Kept, Note};
 use super::http1::{response_of, Caps, Closing, Ctx, Done};
 use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
@@ -87,7 +87,7 @@ struct Stream {
     resp: Option<Resp>,
     last_ts: Timestamp,
     notes: Vec<String>,
-    diags: Vec<(Kind, String)>,
+    diags: Vec<Note>,
     req_cut: bool,
     /// A header block of this stream could not be decoded: its frames are ignored.
     lost: bool,
@@ -498,7 +498,7 @@ impl Http2 {
                     s.req_cut = true;
                     s.notes
                         .push(format!("request body cut at the {cap}-byte cap"));
-                    s.diags.push((Kind::Cap, format!("cap: the request body is longer than {cap} bytes; only the first {cap} were kept (raise --max-record-bytes)")));
+                    s.diags.push((Level::Problem, Kind::Cap, format!("cap: the request body is longer than {cap} bytes; only the first {cap} were kept (raise --max-record-bytes)")));
                 }
                 body.extend_from_slice(&p[..p.len().min(room)]);
                 if end {
@@ -695,6 +695,7 @@ impl Http2 {
         }
         let Some(status) = status else {
             s.diags.push((
+                Level::Problem,
                 Kind::Malformed,
                 format!("HTTP/2 stream {id}: a response header block without a valid :status"),
             ));
@@ -898,9 +899,9 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
         tls: None,
     };
     let locator = done.push(Some(tcp), cx);
-    for (kind, message) in diags {
+    for (level, kind, message) in diags {
         cx.diags.push(Problem::of(
-            Level::Problem,
+            level,
             kind,
             locator.clone(),
             format!("HTTP/2 stream {id}: {message}"),
