@@ -91,7 +91,7 @@ pub(super) struct Legacy {
 impl Legacy {
     fn stream_index(&self, scope: &Scope) -> Option<usize> {
         let serial = *self.stream_of.get(scope)?;
-        usize::try_from(serial - self.first_serial).ok()
+        usize::try_from(serial.checked_sub(self.first_serial)?).ok()
     }
 
     /// Streams held.
