@@ -264,7 +264,7 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
                 Some(WaitedOut::LegacyStreams(n, mib)) => format!(
                     "the POST was accepted (202); its session's SSE stream was read earlier but no longer held when the POST came (more than {n} streams, or {mib} MiB of them, were held at once; a fixed limit), so its response was not looked for"
                 ),
-                _ => "the POST was accepted (202) but no SSE stream of its session was recorded, so its response was never seen".to_owned(),
+                _ => "the POST was accepted (202) but no SSE stream of its session was read (none was recorded, or the input's problems say why it could not be read), so its response was never seen".to_owned(),
             });
             return Verdict::new(Outcome::NoResponse, ev);
         }

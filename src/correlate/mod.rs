@@ -1889,9 +1889,7 @@ mod spent_tests {
             .map(|c| (c.verdict.outcome, c.verdict.evidence.notes[0].as_str()))
             .collect();
         assert_eq!(got[0].0, Outcome::NoResponse, "{got:?}");
-        assert!(got[0]
-            .1
-            .contains("no SSE stream of its session was recorded"));
+        assert!(got[0].1.contains("no SSE stream of its session was read"));
         assert_eq!(got[1].0, Outcome::HttpError, "{got:?}");
         assert!(got[1].1.contains("202 Accepted answered a request"));
     }
