@@ -678,6 +678,12 @@ mod tests {
         assert!(body.problems.iter().any(|p| p.starts_with("cap: event id")));
     }
 
+    /// The cap problem a body reports.
+    fn cap_note(body: &SseBody) -> &str {
+        let cap = body.problems.iter().find(|p| p.starts_with("cap:"));
+        cap.expect("a cap problem")
+    }
+
     #[test]
     fn a_body_keeps_its_budget_and_a_reserve_of_responses_bounded_in_bytes() {
         let budget = Budget {
@@ -702,11 +708,7 @@ mod tests {
         // stop them (one GET stream carries a whole legacy session's responses).
         assert_eq!(body.events.len(), 5 + 1000);
         assert!(body.events[5..].iter().all(|e| e.data.contains("result")));
-        let cap = body
-            .problems
-            .iter()
-            .find(|p| p.starts_with("cap:"))
-            .unwrap();
+        let cap = cap_note(&body);
         assert!(cap.contains("25 events"), "{cap}");
         assert!(
             cap.contains("1000 later events that may be responses"),
@@ -724,11 +726,7 @@ mod tests {
         let wire = "data: {\"id\":1,\"result\":7}\n\n".repeat(50);
         let body = parse_body(wire.as_bytes(), budget);
         assert_eq!(body.events.len(), 10);
-        let cap = body
-            .problems
-            .iter()
-            .find(|p| p.starts_with("cap:"))
-            .unwrap();
+        let cap = cap_note(&body);
         assert!(cap.contains("40 events"), "{cap}");
         // What was not kept is counted apart when it may have been a response.
         let mut events = Events::new(budget);
