@@ -1351,14 +1351,11 @@ fn a_split_request_is_located_at_the_frame_that_completed_it() {
     );
 }
 
-/// A healthy session on the HTTP+SSE transport of 2024-11-05, longer than any count
-/// of events a stream keeps and of ids a session remembers: one GET stream carries
-/// every response, two log notifications before each, and every call still gets its
-/// response (no false STREAM_INCOMPLETE), and the `initialize` answered at the start
-/// is no stray (no false ID_MISMATCH once its id was pushed out of the id log).
-#[test]
-fn a_long_legacy_session_keeps_every_response_on_its_stream() {
-    const CALLS: u64 = 4_200;
+/// A session on the HTTP+SSE transport of 2024-11-05: `initialize`, then `calls`
+/// tools/calls POSTed and answered 202, each followed on the one GET stream by two
+/// log notifications and, for the first `answered`, its result. The stream then
+/// ends in a chunked end and FINs, or (`reset`) a reset from the server.
+fn legacy_session(calls: u64, answered: u64, reset: bool) -> Vec<u8> {
     let sid = "5f1d0c7a9e2b4c68";
     let mut cap = Capture::new();
     let mut stream = cap.conn(Link::Ethernet, 40101, (100, 200));
@@ -1395,7 +1392,7 @@ data: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabili
 
 "#;
     cap.send(&mut stream, Side::Server, &chunk(init.as_bytes()));
-    for id in 1..=CALLS {
+    for id in 1..=calls {
         let call = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"n":{id}}}}}}}"#
         );
@@ -1406,14 +1403,44 @@ data: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabili
             );
             cap.send(&mut stream, Side::Server, &chunk(log.as_bytes()));
         }
-        cap.send(&mut stream, Side::Server, &chunk(&result_event(id)));
+        if id <= answered {
+            cap.send(&mut stream, Side::Server, &chunk(&result_event(id)));
+        }
     }
-    cap.send(&mut stream, Side::Server, b"0\r\n\r\n");
-    for c in [&mut posts, &mut stream] {
-        cap.fin(c, Side::Client);
-        cap.fin(c, Side::Server);
+    if reset {
+        cap.rst(&mut stream, Side::Server);
+    } else {
+        cap.send(&mut stream, Side::Server, b"0\r\n\r\n");
     }
-    let a = analyse(&cap.pcap(Link::Ethernet, false, false));
+    cap.fin(&mut posts, Side::Client);
+    cap.fin(&mut posts, Side::Server);
+    if !reset {
+        cap.fin(&mut stream, Side::Client);
+        cap.fin(&mut stream, Side::Server);
+    }
+    cap.pcap(Link::Ethernet, false, false)
+}
+
+/// A healthy session on the HTTP+SSE transport of 2024-11-05, longer than any count
+/// of events a stream keeps, than the bytes of responses it may keep, and than the
+/// ids a session remembers: one GET stream carries every response, two log
+/// notifications before each, and every call still gets its response (no false
+/// STREAM_INCOMPLETE), the `initialize` answered at the start is no stray (no false
+/// ID_MISMATCH once its id was pushed out of the id log), and nothing was cut.
+#[test]
+fn a_long_legacy_session_keeps_every_response_on_its_stream() {
+    const CALLS: u64 = 4_200;
+    // Responses past a stream's budget were kept within another `--max-record-bytes`;
+    // at 64 KiB that is about 500 of them. The stream is now handed on in parts.
+    let config = Config {
+        limits: Limits {
+            max_record_bytes: 64 << 10,
+            ..Limits::default()
+        },
+        ..Config::default()
+    };
+    let bytes = legacy_session(CALLS, CALLS, false);
+    let (_, a) = mcpsift::batch::analyse_reader(Cursor::new(bytes), &config).expect("read");
     assert_eq!(a.calls.len(), CALLS as usize);
     let not_success: Vec<String> = a
         .calls
@@ -1428,20 +1455,67 @@ data: {"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2024-11-05","capabili
         "{:?}",
         &a.findings[..a.findings.len().min(3)]
     );
-    // The log notifications past the stream's budget are counted, and a notice (no
-    // problem: every response was kept, every verdict is whole) says how many
-    // responses were kept past it.
     assert!(a.problems.is_empty(), "{:?}", a.problems);
-    let cap_note = a
-        .notices
-        .iter()
-        .find(|p| p.message.starts_with("cap:"))
-        .expect("a cap note");
+    assert!(a.notices.is_empty(), "{:?}", a.notices);
+    // The stream is one exchange however many parts it came in: the GET and the
+    // POSTs.
+    assert_eq!(a.exchanges, CALLS + 2);
+}
+
+/// The capture reader hands a legacy session's stream on in parts while it goes on:
+/// every part repeats the head, carries at most 1,024 events, and together they
+/// carry every event once, in order; only the last says no more follow.
+#[test]
+fn a_legacy_stream_is_handed_on_in_parts() {
+    const CALLS: u64 = 2_000;
+    let (_, c) = collect(&legacy_session(CALLS, CALLS, false));
+    let parts: Vec<&HttpExchange> = http(&c)
+        .into_iter()
+        .filter(|x| x.request.method == "GET")
+        .collect();
+    assert!(parts.len() > 5, "{} parts", parts.len());
+    let mut offsets = Vec::new();
+    for (i, x) in parts.iter().enumerate() {
+        let p = x.part.expect("every exchange of the stream is a part");
+        assert_eq!(p.index as usize, i);
+        assert_eq!(p.more, i + 1 < parts.len());
+        assert_eq!(p.stream, parts[0].part.unwrap().stream);
+        let r = x.response.as_ref().expect("each part repeats the head");
+        assert_eq!(r.status, 200);
+        let Body::Sse(sse) = &r.body else {
+            panic!("not an event stream")
+        };
+        assert!(sse.events.len() <= 1024, "{}", sse.events.len());
+        offsets.extend(sse.events.iter().map(|e| e.offset));
+    }
+    // endpoint, the initialize result, then three events per call.
+    assert_eq!(offsets.len() as u64, 2 + 3 * CALLS);
     assert!(
-        cap_note
-            .message
-            .contains("later events that may be responses were kept"),
-        "{}",
-        cap_note.message
+        offsets.windows(2).all(|w| w[0] < w[1]),
+        "in order, each once"
     );
+    assert_eq!(parts.last().unwrap().end, End::Complete);
+}
+
+/// A legacy stream reset while calls wait: the calls answered before the reset are
+/// TOOL_SUCCESS, the ones still waiting are STREAM_INCOMPLETE on the transport, each
+/// saying the stream was reset, however many parts came before.
+#[test]
+fn a_legacy_stream_reset_ends_the_calls_still_waiting_on_it() {
+    const CALLS: u64 = 3_000;
+    const ANSWERED: u64 = 2_990;
+    let a = analyse(&legacy_session(CALLS, ANSWERED, true));
+    assert_eq!(a.calls.len(), CALLS as usize);
+    for c in &a.calls {
+        let id: u64 = c.id.to_string().parse().unwrap();
+        let want = if id <= ANSWERED {
+            mcpsift::model::Outcome::ToolSuccess
+        } else {
+            mcpsift::model::Outcome::StreamIncomplete
+        };
+        assert_eq!(c.verdict.outcome, want, "call {id}");
+        if id > ANSWERED {
+            assert_eq!(c.verdict.evidence.end, End::Reset, "call {id}");
+        }
+    }
 }

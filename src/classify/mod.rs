@@ -49,6 +49,9 @@ pub enum WaitedOut {
     /// Legacy HTTP+SSE: the session's GET stream was read, then let go because more
     /// than this many streams, or this many MiB of them, were held at once.
     LegacyStreams(usize, u64),
+    /// Legacy HTTP+SSE: more than this many calls of the session, or this many MiB of
+    /// them, waited for their responses on its stream while it went on.
+    LegacyCalls(usize, u64),
 }
 
 /// The evidence behind a verdict (`docs/output.md`, Outcomes).
@@ -264,6 +267,9 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
                 Some(WaitedOut::LegacyStreams(n, mib)) => format!(
                     "the POST was accepted (202); its session's SSE stream was read earlier but no longer held when the POST came (more than {n} streams, or {mib} MiB of them, were held at once; a fixed limit), so its response was not looked for"
                 ),
+                Some(WaitedOut::LegacyCalls(n, mib)) => format!(
+                    "the POST was accepted (202) and no response with id {req_id} came on its session's SSE stream while more than {n} of the session's calls (or {mib} MiB of them) waited for theirs: judged then, not when the stream ended (a fixed limit; a response after this is not looked for)"
+                ),
                 _ => "the POST was accepted (202) but no SSE stream of its session was read (none was recorded, or the input's problems say why it could not be read), so its response was never seen".to_owned(),
             });
             return Verdict::new(Outcome::NoResponse, ev);
@@ -282,7 +288,7 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
             Some(WaitedOut::MiB(n)) => format!(
                 "no response with id {req_id} while {n} MiB of requests waited for theirs: judged then, not at the end of the transcript (at most {n} MiB wait; a response after this is a stray)"
             ),
-            Some(WaitedOut::LegacyStreams(..)) | None => format!(
+            Some(WaitedOut::LegacyStreams(..) | WaitedOut::LegacyCalls(..)) | None => format!(
                 "no response with id {req_id} before the transcript ended ({})",
                 ev.end.as_str()
             ),

@@ -119,6 +119,32 @@ pub(super) struct LegacyStream {
     /// Items that answered a call.
     used: HashSet<usize>,
     bytes: u64,
+    /// Set while a capture reader hands the stream on in parts and more are to come.
+    going: Option<Box<Going>>,
+}
+
+/// A legacy stream whose last part has not come. It holds only the responses that no
+/// call has taken (those of the latest part, and of the one before it for a POST
+/// recorded late), and the calls of its session whose responses are still to come.
+#[derive(Debug)]
+struct Going {
+    /// The reader's key for the stream's parts (`StreamPart::stream`).
+    key: u64,
+    /// Calls answered 202 whose response has not come yet, by loose id.
+    calls: HashMap<String, Vec<Open>>,
+    /// Where the responses of the latest part begin in `items`; those before it came
+    /// a part earlier, and are let go when the next part comes.
+    part_start: usize,
+}
+
+/// Most calls, and bytes of them, that wait for their responses on the legacy streams
+/// that go on; past either, the oldest half are judged unanswered.
+pub(super) const MAX_GOING_CALLS: usize = 8192;
+const GOING_CALL_BYTES: u64 = 64 << 20;
+
+/// Roughly what holding an item costs: its text, its excerpt and their bookkeeping.
+fn item_bytes(it: &Item) -> u64 {
+    (it.message().map_or(0, |m| m.text().len()) + it.excerpt.len() + 256) as u64
 }
 
 /// Most legacy GET streams held at once, and the bytes they hold (bodies and their
@@ -145,12 +171,25 @@ pub(super) struct Legacy {
     /// Calls answered 202 whose session's stream has not come yet.
     pub waiting: HashMap<Scope, Vec<Open>>,
     gone: HashSet<Scope>,
+    /// Streams handed on in parts, more to come: the reader's key to the serial.
+    parts: HashMap<u64, u64>,
+    /// Calls waiting for their responses on those streams, and the bytes they hold.
+    going_calls: usize,
+    going_bytes: u64,
 }
 
 impl Legacy {
     fn stream_index(&self, scope: &Scope) -> Option<usize> {
-        let serial = *self.stream_of.get(scope)?;
+        self.index_of(*self.stream_of.get(scope)?)
+    }
+
+    fn index_of(&self, serial: u64) -> Option<usize> {
         usize::try_from(serial.checked_sub(self.first_serial)?).ok()
+    }
+
+    /// The held stream whose next part this is.
+    pub fn part_index(&self, key: u64) -> Option<usize> {
+        self.index_of(*self.parts.get(&key)?)
     }
 
     /// Streams held.
@@ -159,15 +198,63 @@ impl Legacy {
         self.streams.len()
     }
 
-    /// Calls waiting for a stream (counted at each release, not per call).
+    /// Calls waiting for a stream or for their response on one (counted at each
+    /// release, not per call).
     pub fn waiting_count(&self) -> usize {
-        self.waiting.values().map(Vec::len).sum()
+        self.waiting().count()
+    }
+
+    /// Every waiting call, in no order.
+    pub fn waiting(&self) -> impl Iterator<Item = &Open> {
+        let going = self.streams.iter().filter_map(|s| s.going.as_ref());
+        self.waiting
+            .values()
+            .flatten()
+            .chain(going.flat_map(|g| g.calls.values().flatten()))
     }
 
     /// Every waiting call, in no order.
     pub fn waiting_mut(&mut self) -> impl Iterator<Item = &mut Open> {
-        self.waiting.values_mut().flatten()
+        let going = self.streams.iter_mut().filter_map(|s| s.going.as_mut());
+        self.waiting
+            .values_mut()
+            .flatten()
+            .chain(going.flat_map(|g| g.calls.values_mut().flatten()))
     }
+}
+
+impl LegacyStream {
+    /// Whether an item it holds answers `id` (type-loose, as `join_legacy` takes it).
+    fn answers(&self, id: &Id) -> bool {
+        self.index.get(&loose_id(id)).is_some_and(|found| {
+            found.iter().any(|&ii| {
+                self.items
+                    .get(ii)
+                    .and_then(|it| it.message()?.id.as_ref())
+                    .is_some_and(|rid| rid == id || rid.differs_only_in_type(id))
+            })
+        })
+    }
+
+    /// Holds and indexes a response of a stream handed on in parts.
+    fn hold(&mut self, it: Item) {
+        let Some(rid) = it.message().and_then(|m| m.id.as_ref()) else {
+            return;
+        };
+        self.index
+            .entry(loose_id(rid))
+            .or_default()
+            .push(self.items.len());
+        self.bytes += item_bytes(&it);
+        self.items.push(it);
+    }
+}
+
+/// Whether an item of a legacy stream may answer a call: a message with an id that
+/// is neither a request nor a notification.
+fn is_reply(it: &Item) -> bool {
+    it.message()
+        .is_some_and(|r| !matches!(r.kind(), Kind::Request | Kind::Notification) && r.id.is_some())
 }
 
 /// What the correlator remembers of each request id in a scope.
@@ -187,6 +274,14 @@ fn loose_id(id: &Id) -> String {
         serde_json::from_str::<String>(id.raw()).unwrap_or_else(|_| id.raw().to_owned())
     } else {
         id.raw().to_owned()
+    }
+}
+
+/// Drops the events of a legacy stream's part once its items are decoded: only its
+/// head, its end and what its parser met are read after that.
+fn forget_events(x: &mut HttpExchange) {
+    if let Some(Body::Sse(s)) = x.response.as_mut().map(|r| &mut r.body) {
+        s.events = Vec::new();
     }
 }
 
@@ -280,6 +375,19 @@ impl Correlator {
         req_items: Vec<Item>,
         resp_items: Vec<Item>,
     ) -> Spent {
+        // A later part of a legacy stream goes to the stream its first part began.
+        // If that was let go (its calls were judged then), the part is too.
+        if let Some(part) = x.part.filter(|p| p.index > 0) {
+            let spent = match self.legacy.part_index(part.stream) {
+                Some(si) => self.legacy_part(si, x, resp_items),
+                None => x,
+            };
+            return Spent {
+                exchange: Some(spent),
+                request: req_items,
+                ..Spent::default()
+            };
+        }
         let mut scope = self.scope_of(&x);
         if scope.kind() == ScopeKind::Http {
             // Without sessions, each `initialize` starts a new client's id space (a
@@ -618,6 +726,13 @@ impl Correlator {
                 Some(sid) => Scope::legacy(sid),
                 None => scope.clone(),
             };
+            let going = x.part.filter(|p| p.more).map(|p| {
+                Box::new(Going {
+                    key: p.stream,
+                    calls: HashMap::new(),
+                    part_start: 0,
+                })
+            });
             self.legacy_stream(LegacyStream {
                 scope,
                 bytes: leg_bytes(&x),
@@ -626,6 +741,7 @@ impl Correlator {
                 locator: locator.clone(),
                 index: HashMap::new(),
                 used: HashSet::new(),
+                going,
             });
             return;
         }
@@ -780,7 +896,7 @@ impl Correlator {
     /// it waits for it.
     fn legacy_call(&mut self, open: Open) {
         if let Some(si) = self.legacy.stream_index(&open.scope) {
-            self.join_legacy(open, si);
+            self.legacy_call_on(open, si);
         } else if self.legacy.gone.contains(&open.scope) {
             let gone = WaitedOut::LegacyStreams(MAX_LEGACY_STREAMS, LEGACY_STREAM_BYTES >> 20);
             self.legacy_unjoined(&open, Some(gone));
@@ -793,20 +909,101 @@ impl Correlator {
         }
     }
 
-    /// A legacy GET stream: indexed, held, and joined to the calls of its session
-    /// that wait for it.
+    /// A call answered 202, on its session's stream `si`: joined now, unless the
+    /// stream goes on in parts and its response has not come yet.
+    fn legacy_call_on(&mut self, open: Open, si: usize) {
+        let stream = &mut self.legacy.streams[si];
+        let id = open
+            .request
+            .id
+            .clone()
+            .unwrap_or_else(|| Id::from_raw("null"));
+        if !stream.answers(&id) {
+            if let Some(g) = stream.going.as_mut() {
+                let bytes = open.bytes;
+                g.calls.entry(loose_id(&id)).or_default().push(open);
+                let l = &mut self.legacy;
+                l.going_calls += 1;
+                l.going_bytes += bytes;
+                if l.going_calls > MAX_GOING_CALLS || l.going_bytes > GOING_CALL_BYTES {
+                    self.wait_less_on_legacy_streams();
+                }
+                return;
+            }
+        }
+        self.join_legacy(open, si);
+    }
+
+    /// Too many calls wait for their responses on streams that go on (a server that
+    /// answers few of them): the oldest half are judged unanswered now.
+    fn wait_less_on_legacy_streams(&mut self) {
+        let mut all: Vec<(usize, Open)> = Vec::new();
+        for (si, s) in self.legacy.streams.iter_mut().enumerate() {
+            if let Some(g) = s.going.as_mut() {
+                all.extend(g.calls.drain().flat_map(|(_, v)| v).map(|o| (si, o)));
+            }
+        }
+        // Calls are pending in the order they came.
+        all.sort_unstable_by_key(|(_, o)| o.call);
+        let keep = all.split_off(all.len() / 2);
+        let l = &mut self.legacy;
+        l.going_calls = keep.len();
+        l.going_bytes = keep.iter().map(|(_, o)| o.bytes).sum();
+        for (si, open) in keep {
+            let id = open
+                .request
+                .id
+                .as_ref()
+                .map_or_else(|| "null".to_owned(), loose_id);
+            if let Some(g) = l.streams[si].going.as_mut() {
+                g.calls.entry(id).or_default().push(open);
+            }
+        }
+        let waited_out = WaitedOut::LegacyCalls(MAX_GOING_CALLS, GOING_CALL_BYTES >> 20);
+        for (_, open) in all {
+            self.legacy_unjoined(&open, Some(waited_out));
+        }
+    }
+
+    /// Calls leave the streams that go on: `Legacy`'s counts follow.
+    fn going_calls_left<'a>(&mut self, calls: impl Iterator<Item = &'a Open>) {
+        for o in calls {
+            self.legacy.going_calls -= 1;
+            self.legacy.going_bytes -= o.bytes;
+        }
+    }
+
+    /// A legacy GET stream, or the first part of one: indexed, held, and joined to
+    /// the calls of its session that wait for it.
     fn legacy_stream(&mut self, mut stream: LegacyStream) {
-        for (ii, it) in stream.items.iter().enumerate() {
-            let Some(r) = it.message() else { continue };
-            if matches!(r.kind(), Kind::Request | Kind::Notification) {
-                continue;
-            }
-            if let Some(rid) = &r.id {
-                stream.index.entry(loose_id(rid)).or_default().push(ii);
-            }
-            // Responses to initialize and tools/list ride this stream too.
+        // Responses to initialize and tools/list ride this stream too.
+        for r in stream.items.iter().filter_map(Item::message) {
             if let Some(result) = r.result() {
                 self.note_tools(result);
+            }
+        }
+        if let Some(g) = &stream.going {
+            // Only responses are held of a stream handed on in parts; its exchange
+            // stands for the stream's head and end, its events are in its items.
+            self.legacy.parts.insert(
+                g.key,
+                self.legacy.first_serial + self.legacy.streams.len() as u64,
+            );
+            let items = std::mem::take(&mut stream.items);
+            forget_events(&mut stream.exchange);
+            stream.bytes = 2 * stream.exchange.body_bytes();
+            for it in items.into_iter().filter(is_reply) {
+                stream.hold(it);
+            }
+        } else {
+            for (ii, it) in stream.items.iter().enumerate() {
+                if let Some(rid) = it
+                    .message()
+                    .filter(|_| is_reply(it))
+                    .and_then(|r| r.id.as_ref())
+                {
+                    stream.index.entry(loose_id(rid)).or_default().push(ii);
+                }
             }
         }
         let l = &mut self.legacy;
@@ -822,29 +1019,126 @@ impl Correlator {
             if let Some(calls) = self.legacy.waiting.remove(&scope) {
                 let si = self.legacy.streams.len() - 1;
                 for open in calls {
-                    self.join_legacy(open, si);
+                    self.legacy_call_on(open, si);
                 }
             }
         }
+        self.let_go_of_legacy_streams();
+    }
+
+    /// Lets the oldest streams go while too many, or too many bytes, are held. A
+    /// stream still going on in parts moves to the back instead, unless every stream
+    /// held is one.
+    fn let_go_of_legacy_streams(&mut self) {
+        let mut moved = 0;
         while self.legacy.streams.len() > 1
             && (self.legacy.streams.len() > MAX_LEGACY_STREAMS
                 || self.legacy.bytes > LEGACY_STREAM_BYTES)
         {
-            let Some(old) = self.legacy.streams.pop_front() else {
+            let Some(mut old) = self.legacy.streams.pop_front() else {
                 break;
             };
             let l = &mut self.legacy;
-            if l.stream_of.get(&old.scope) == Some(&l.first_serial) {
+            let serial = l.first_serial;
+            l.first_serial += 1;
+            if let Some(g) = old.going.as_ref().filter(|_| moved <= l.streams.len()) {
+                moved += 1;
+                let now = l.first_serial + l.streams.len() as u64;
+                l.parts.insert(g.key, now);
+                if l.stream_of.get(&old.scope) == Some(&serial) {
+                    l.stream_of.insert(old.scope.clone(), now);
+                }
+                l.streams.push_back(old);
+                continue;
+            }
+            if l.stream_of.get(&old.scope) == Some(&serial) {
                 l.stream_of.remove(&old.scope);
                 if l.gone.len() >= MAX_LEGACY_GONE {
                     l.gone.clear();
                 }
                 l.gone.insert(old.scope.clone());
             }
-            l.first_serial += 1;
             l.bytes -= old.bytes;
+            if let Some(g) = old.going.take() {
+                l.parts.remove(&g.key);
+                let gone = WaitedOut::LegacyStreams(MAX_LEGACY_STREAMS, LEGACY_STREAM_BYTES >> 20);
+                let calls: Vec<Open> = g.calls.into_values().flatten().collect();
+                self.going_calls_left(calls.iter());
+                for open in calls {
+                    self.legacy_unjoined(&open, Some(gone));
+                }
+            }
             self.legacy_strays(&old);
         }
+    }
+
+    /// The next part of a legacy stream handed on in parts (`si`): its responses are
+    /// held and joined to the calls that wait for them; the responses of the part
+    /// before that no call took are let go (strays if no request of theirs is known),
+    /// and the last part ends the calls still waiting.
+    pub(super) fn legacy_part(
+        &mut self,
+        si: usize,
+        mut x: HttpExchange,
+        items: Vec<Item>,
+    ) -> HttpExchange {
+        for r in items.iter().filter_map(Item::message) {
+            if let Some(result) = r.result() {
+                self.note_tools(result);
+            }
+        }
+        let more = x.part.is_some_and(|p| p.more);
+        forget_events(&mut x);
+        let l = &mut self.legacy;
+        let stream = &mut l.streams[si];
+        let Some(mut going) = stream.going.take() else {
+            return x;
+        };
+        l.bytes -= stream.bytes;
+        let held = std::mem::take(&mut stream.items);
+        let used = std::mem::take(&mut stream.used);
+        stream.index.clear();
+        stream.bytes = 2 * x.body_bytes();
+        let mut old = Vec::new();
+        for (ii, it) in held.into_iter().enumerate() {
+            if used.contains(&ii) {
+                continue;
+            }
+            if ii < going.part_start {
+                old.push(it);
+            } else {
+                stream.hold(it);
+            }
+        }
+        going.part_start = stream.items.len();
+        let mut answered = Vec::new();
+        for it in items.into_iter().filter(is_reply) {
+            if let Some(calls) = it
+                .message()
+                .and_then(|m| m.id.as_ref())
+                .and_then(|rid| going.calls.remove(&loose_id(rid)))
+            {
+                answered.push(calls);
+            }
+            stream.hold(it);
+        }
+        let spent = std::mem::replace(&mut stream.exchange, x);
+        let (scope, locator) = (stream.scope.clone(), stream.locator.clone());
+        l.bytes += stream.bytes;
+        let calls = if more {
+            stream.going = Some(going);
+            Vec::new()
+        } else {
+            l.parts.remove(&going.key);
+            going.calls.into_values().flatten().collect()
+        };
+        self.stray_responses(&scope, &locator, old.iter());
+        let leaving: Vec<Open> = answered.into_iter().flatten().chain(calls).collect();
+        self.going_calls_left(leaving.iter());
+        for open in leaving {
+            self.legacy_call_on(open, si);
+        }
+        spent
     }
 
     /// Completes a legacy call from the stream `si` of its session.
@@ -924,9 +1218,26 @@ impl Correlator {
 
     /// Responses on a legacy stream that answer no request of its session.
     fn legacy_strays(&mut self, s: &LegacyStream) {
-        for (ii, it) in s.items.iter().enumerate() {
+        let unused = s
+            .items
+            .iter()
+            .enumerate()
+            .filter(|(ii, _)| !s.used.contains(ii))
+            .map(|(_, it)| it);
+        self.stray_responses(&s.scope, &s.locator, unused);
+    }
+
+    /// Of these responses no call took on a legacy stream of `scope`, the ones that
+    /// answer no request of the session.
+    fn stray_responses<'a>(
+        &mut self,
+        scope: &Scope,
+        locator: &Locator,
+        items: impl Iterator<Item = &'a Item>,
+    ) {
+        for it in items {
             let Some(r) = it.message() else { continue };
-            if r.kind() != Kind::Response || s.used.contains(&ii) {
+            if r.kind() != Kind::Response {
                 continue;
             }
             let id = r.id.clone().unwrap_or_else(|| Id::from_raw("null"));
@@ -934,15 +1245,15 @@ impl Correlator {
             // them is not known to be a stray (an `initialize` answered hours ago).
             let known = self
                 .requests
-                .get(&s.scope)
+                .get(scope)
                 .is_some_and(|m| m.contains_key(&id));
-            if !known && !self.requests.may_have_forgotten(&s.scope) {
+            if !known && !self.requests.may_have_forgotten(scope) {
                 self.observe(Observation::StrayResponse {
-                    scope: s.scope.clone(),
+                    scope: scope.clone(),
                     id,
                     request: None,
                     call: None,
-                    locator: s.locator.clone(),
+                    locator: locator.clone(),
                     context: Stray::Legacy,
                 });
             }
@@ -982,6 +1293,20 @@ impl Correlator {
                 self.legacy_unjoined(&open, None);
             }
         }
+        // A stream whose last part never came (none is lost in a capture read to
+        // its end) ends the calls still waiting for it as the capture did.
+        for si in 0..self.legacy.streams.len() {
+            let s = &mut self.legacy.streams[si];
+            if let Some(g) = s.going.take() {
+                s.exchange.end = End::CaptureEnded;
+                let calls: Vec<Open> = g.calls.into_values().flatten().collect();
+                self.going_calls_left(calls.iter());
+                for open in calls {
+                    self.join_legacy(open, si);
+                }
+            }
+        }
+        self.legacy.parts.clear();
         let streams = std::mem::take(&mut self.legacy.streams);
         for s in &streams {
             self.legacy_strays(s);

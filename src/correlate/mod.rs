@@ -601,7 +601,10 @@ impl Correlator {
         if self.pending.len() >= self.release_at.max(RELEASE_AT) {
             self.release(false);
         }
-        self.out.exchanges += 1;
+        // A stream handed on in parts is one exchange.
+        if !matches!(&x.payload, Payload::Http(h) if h.part.is_some_and(|p| p.index > 0)) {
+            self.out.exchanges += 1;
+        }
         match x.payload {
             Payload::Http(http) => {
                 let (request, response) = match messages.0 {
@@ -1182,11 +1185,7 @@ impl Correlator {
         let pending = self.pending.len();
         debug_assert_eq!(pending, self.pending_keys.len());
         let mut held = vec![false; pending];
-        for o in self
-            .open
-            .iter()
-            .chain(self.legacy.waiting.values().flatten())
-        {
+        for o in self.open.iter().chain(self.legacy.waiting()) {
             if let Some(h) = held.get_mut(o.call) {
                 *h = true;
             }
@@ -1793,6 +1792,153 @@ mod spent_tests {
                 ..HttpExchange::default()
             }),
         }
+    }
+
+    /// Part `index` of the legacy stream `key` (the first announces session `sid`),
+    /// carrying results for `ids` and a log notification.
+    fn legacy_part(key: u64, index: u32, more: bool, sid: &str, ids: &[u64]) -> Exchange {
+        let mut x = legacy_get(key, sid, ids.iter().copied());
+        let Payload::Http(h) = &mut x.payload else {
+            unreachable!()
+        };
+        let Some(Body::Sse(sse)) = h.response.as_mut().map(|r| &mut r.body) else {
+            unreachable!()
+        };
+        if index > 0 {
+            sse.events.remove(0);
+        }
+        sse.events.extend(
+            crate::sse::parse_body(
+                b"data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"x\"}}\n\n",
+                crate::sse::Budget::default(),
+            )
+            .events,
+        );
+        h.part = Some(crate::model::StreamPart {
+            stream: key,
+            index,
+            more,
+        });
+        if !more {
+            h.end = End::Closed;
+        }
+        x
+    }
+
+    /// A legacy stream handed on in parts: a call is joined as soon as its response
+    /// has come, whether its POST came before the part or just after it; a response
+    /// that no call took is let go a part later, a stray then and only then; the
+    /// last part ends the calls still waiting as the stream ended; a part of a
+    /// stream not held is dropped; and the stream counts as one exchange.
+    #[test]
+    fn a_legacy_stream_in_parts_joins_calls_as_their_responses_come() {
+        let mut c = Correlator::new();
+        let ok = |c: &Correlator, id: u64| {
+            c.pending
+                .iter()
+                .map(|k| &**k)
+                .chain(c.done.iter())
+                .find(|k| k.id.to_string() == id.to_string())
+                .is_some_and(|k| k.verdict.outcome == Outcome::ToolSuccess)
+        };
+        c.exchange(legacy_post(1, "abc", 1));
+        c.exchange(legacy_part(7, 0, true, "abc", &[1]));
+        assert!(ok(&c, 1));
+        c.exchange(legacy_post(2, "abc", 2));
+        c.exchange(legacy_post(3, "abc", 3));
+        assert_eq!(
+            c.legacy.waiting_count(),
+            2,
+            "2 and 3 wait for their responses"
+        );
+        // 99 answers no one; 4's POST is recorded after the part that answers it.
+        c.exchange(legacy_part(7, 1, true, "", &[3, 99, 4]));
+        assert!(ok(&c, 3));
+        c.exchange(legacy_post(4, "abc", 4));
+        assert!(ok(&c, 4), "joined from the held response");
+        c.exchange(legacy_post(5, "abc", 5));
+        c.exchange(legacy_part(7, 2, true, "", &[2]));
+        assert!(ok(&c, 2));
+        let strays = |c: &Correlator| {
+            c.observations
+                .iter()
+                .chain(c.released_obs.iter())
+                .filter(|(_, o)| matches!(o, Observation::StrayResponse { .. }))
+                .count()
+        };
+        assert_eq!(strays(&c), 0, "99 is held one part more");
+        c.exchange(legacy_part(7, 3, false, "", &[]));
+        assert_eq!(strays(&c), 1, "let go, a stray");
+        assert_eq!(c.legacy.waiting_count(), 0);
+        // A part of a stream that is not held.
+        c.exchange(legacy_part(8, 5, true, "", &[1, 2, 3]));
+        let a = c.finish();
+        let got: Vec<String> = a
+            .calls
+            .iter()
+            .map(|k| format!("{} {}", k.id, k.verdict.outcome))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "1 TOOL_SUCCESS",
+                "2 TOOL_SUCCESS",
+                "3 TOOL_SUCCESS",
+                "4 TOOL_SUCCESS",
+                "5 STREAM_INCOMPLETE"
+            ]
+        );
+        let last = &a.calls[4].verdict.evidence;
+        assert_eq!(last.end, End::Closed);
+        assert!(last.says("stream ended (closed)"), "{:?}", last.notes);
+        let strays = a
+            .observations
+            .iter()
+            .filter(|o| matches!(o, Observation::StrayResponse { .. }))
+            .count();
+        assert_eq!(strays, 1, "99 once; nothing of the dropped part");
+        assert_eq!(a.exchanges, 6, "five POSTs and one stream");
+    }
+
+    /// Calls that wait for their responses on a legacy stream that goes on are
+    /// bounded: past `MAX_GOING_CALLS` the oldest half are judged unanswered, with a
+    /// note that says why, and the rest still meet their responses.
+    #[test]
+    fn calls_waiting_on_a_legacy_stream_that_goes_on_are_bounded() {
+        let n = http::MAX_GOING_CALLS as u64 + 1;
+        let mut c = Correlator::new();
+        c.exchange(legacy_part(7, 0, true, "abc", &[]));
+        for id in 1..=n {
+            c.exchange(legacy_post(id, "abc", id));
+            assert!(c.legacy.waiting_count() <= http::MAX_GOING_CALLS);
+        }
+        let judged = n as usize / 2;
+        assert_eq!(c.legacy.waiting_count(), n as usize - judged);
+        c.exchange(legacy_part(7, 1, false, "", &[n]));
+        let a = c.finish();
+        let first = &a.calls[0].verdict;
+        assert_eq!(first.outcome, Outcome::NoResponse);
+        assert!(
+            first.evidence.says("waited for theirs"),
+            "{:?}",
+            first.evidence.notes
+        );
+        let unanswered = a
+            .calls
+            .iter()
+            .filter(|k| k.verdict.outcome == Outcome::NoResponse)
+            .count();
+        assert_eq!(unanswered, judged);
+        assert_eq!(
+            a.calls.last().unwrap().verdict.outcome,
+            Outcome::ToolSuccess
+        );
+        let incomplete = a
+            .calls
+            .iter()
+            .filter(|k| k.verdict.outcome == Outcome::StreamIncomplete)
+            .count();
+        assert_eq!(incomplete, n as usize - judged - 1);
     }
 
     /// Per-host and per-session state a long input adds to without end stays within

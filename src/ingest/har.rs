@@ -888,6 +888,7 @@ fn exchange(
         end_ts: timing.end,
         recorder_note: reason,
         tcp: None,
+        part: None,
     }
 }
 
@@ -906,6 +907,7 @@ fn no_response(request: HttpRequest, end_ts: Option<Timestamp>, note: String) ->
         end_ts,
         recorder_note: Some(note),
         tcp: None,
+        part: None,
     }
 }
 

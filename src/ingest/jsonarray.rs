@@ -203,6 +203,7 @@ fn inspector_network(
             end_ts,
             recorder_note: text(o.get("error")),
             tcp: None,
+            part: None,
         }),
     });
 }

@@ -384,6 +384,7 @@ fn http_record(
         end_ts: raw_timestamp(top, &[K::EndTs, K::EndedAt]),
         recorder_note,
         tcp: None,
+        part: None,
     })
 }
 

@@ -259,6 +259,24 @@ pub struct HttpExchange {
     pub recorder_note: Option<String>,
     /// Where to find it in Wireshark, for an exchange read from a capture.
     pub tcp: Option<TcpTrail>,
+    /// Set when a capture reader hands a long event stream on in parts.
+    pub part: Option<StreamPart>,
+}
+
+/// One part of an event stream handed on before it ended. A session's GET stream on
+/// the HTTP+SSE transport of 2024-11-05 carries every response of the session and
+/// may last the whole capture: read whole, it would hold a day of responses, and no
+/// call could be judged before it ended. Every part repeats the request and the
+/// response head and carries the events since the part before it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamPart {
+    /// The same for every part of one stream, and distinct from any other stream's
+    /// within its input (a capture reader uses the request's frame number).
+    pub stream: u64,
+    /// 0 for the first part.
+    pub index: u32,
+    /// More parts follow; `end` and `end_ts` then say only how far this one went.
+    pub more: bool,
 }
 
 impl HttpExchange {

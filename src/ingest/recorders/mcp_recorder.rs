@@ -211,6 +211,7 @@ fn push_http(
                     .to_owned()
             }),
             tcp: None,
+            part: None,
         }),
     });
 }

@@ -24,7 +24,22 @@ pub(in crate::ingest::pcap) struct Stream {
     /// Offset of the current parser's first byte in the body.
     base: u64,
     problems: Vec<String>,
+    /// Whether the first event named `endpoint` (the HTTP+SSE transport of
+    /// 2024-11-05); unknown until an event came. Only such a stream is handed on in
+    /// parts: its session's every response rides it.
+    legacy: Option<bool>,
+    /// Parts handed on so far, and the body bytes they covered.
+    parts: u32,
+    parted_bytes: u64,
+    /// Bytes of event data in the part being read.
+    part_data: u64,
 }
+
+/// A legacy session stream is handed on once its part holds this many events or
+/// bytes of event data (or the stream's own budget, if smaller): its responses reach
+/// their calls while it goes on, and it holds no more than a part.
+const PART_EVENTS: usize = 1024;
+const PART_DATA: u64 = 1 << 20;
 
 /// What is kept of a body.
 #[derive(Debug)]
@@ -76,7 +91,49 @@ impl Content {
             resync: false,
             base: 0,
             problems: Vec::new(),
+            legacy: None,
+            parts: 0,
+            parted_bytes: 0,
+            part_data: 0,
         }))
+    }
+
+    /// The events read since the last part, as a part of the stream to hand on now,
+    /// with its index; `None` unless this is a legacy session stream whose part is full.
+    pub(in crate::ingest::pcap) fn take_part(&mut self) -> Option<(SseBody, u32)> {
+        let Kept::Sse(s) = &mut self.kept else {
+            return None;
+        };
+        if s.legacy != Some(true)
+            || (s.events.len() < PART_EVENTS.min(self.caps.sse.events)
+                && s.part_data < PART_DATA.min(self.caps.sse.bytes))
+        {
+            return None;
+        }
+        let events = std::mem::replace(&mut s.events, Events::new(self.caps.sse));
+        let (events, _) = events.finish();
+        let index = s.parts;
+        s.parts += 1;
+        let bytes = s.bytes - s.parted_bytes;
+        s.parted_bytes = s.bytes;
+        s.part_data = 0;
+        Some((
+            SseBody {
+                events,
+                incomplete_tail: None,
+                problems: std::mem::take(&mut s.problems),
+                bytes,
+            },
+            index,
+        ))
+    }
+
+    /// How many parts were handed on before the rest, which `finish` keeps.
+    pub(in crate::ingest::pcap) fn parts(&self) -> u32 {
+        match &self.kept {
+            Kept::Sse(s) => s.parts,
+            _ => 0,
+        }
     }
 
     /// True when bytes after a hole can still be decoded (identity only).
@@ -142,9 +199,11 @@ impl Content {
                     parser,
                     events,
                     bytes,
+                    parted_bytes,
                     mut problems,
                     ..
                 } = *s;
+                let bytes = bytes - parted_bytes;
                 let (incomplete_tail, more) = parser.finish();
                 problems.extend(more);
                 let lost_responses = events.responses_dropped() > 0;
@@ -232,10 +291,19 @@ impl Stream {
             self.resync = false;
         }
         self.bytes += data.len() as u64;
-        let base = self.base;
-        let events = &mut self.events;
-        self.parser.feed(data, Some(ts), &mut |mut ev| {
+        let Stream {
+            parser,
+            events,
+            base,
+            legacy,
+            part_data,
+            ..
+        } = self;
+        let base = *base;
+        parser.feed(data, Some(ts), &mut |mut ev| {
             ev.offset += base;
+            legacy.get_or_insert(ev.event == "endpoint");
+            *part_data += ev.data.len() as u64;
             events.push(ev);
         });
     }
@@ -322,6 +390,55 @@ mod tests {
                 .any(|(l, k, _)| (*l, *k) == (Level::Problem, Kind::Cap)),
             "{notes:?}"
         );
+    }
+
+    /// Only a stream whose first event is `endpoint` (a legacy session's) is handed
+    /// on in parts, each within the stream's budget; the events of the parts and of
+    /// the rest are every event once, and the bytes they cover add up.
+    #[test]
+    fn only_a_legacy_session_stream_is_handed_on_in_parts() {
+        for legacy in [true, false] {
+            let mut budget = caps(1000);
+            budget.sse.events = 10;
+            let mut c = Content::new(None, Content::sse(budget), budget);
+            let mut fed = 0;
+            let mut parts = Vec::new();
+            let first = if legacy { "event: endpoint\n" } else { "" };
+            let head = format!("{first}data: /messages/?session_id=1\n\n");
+            c.absorb(head.as_bytes(), Timestamp(0));
+            fed += head.len() as u64;
+            for i in 0..95 {
+                let ev = format!("data: {{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}\n\n");
+                c.absorb(ev.as_bytes(), Timestamp(i));
+                fed += ev.len() as u64;
+                parts.extend(c.take_part());
+            }
+            assert_eq!(c.parts() as usize, parts.len());
+            let (body, notes) = c.finish();
+            let Body::Sse(rest) = body else { panic!() };
+            if !legacy {
+                assert!(parts.is_empty());
+                assert_eq!(rest.events.len(), 96, "whole: the budget, then a reserve");
+                continue;
+            }
+            assert!(notes.is_empty(), "{notes:?}");
+            assert_eq!(parts.len(), 9);
+            for (i, (p, index)) in parts.iter().enumerate() {
+                assert_eq!(*index as usize, i);
+                assert_eq!(p.events.len(), 10);
+            }
+            assert_eq!(rest.events.len(), 6);
+            let bytes: u64 = parts.iter().map(|(p, _)| p.bytes).sum::<u64>() + rest.bytes;
+            assert_eq!(bytes, fed);
+            let offsets: Vec<u64> = parts
+                .iter()
+                .flat_map(|(p, _)| p.events.iter())
+                .chain(rest.events.iter())
+                .map(|e| e.offset)
+                .collect();
+            assert_eq!(offsets.len(), 96);
+            assert!(offsets.windows(2).all(|w| w[0] < w[1]));
+        }
     }
 
     #[test]

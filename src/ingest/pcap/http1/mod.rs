@@ -18,8 +18,8 @@ pub use head::{classify_start, Start};
 use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
 use crate::model::{
-    End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator, Payload, TcpTrail,
-    Timestamp,
+    Body, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator, Payload,
+    StreamPart, TcpTrail, Timestamp,
 };
 use crate::sse::Budget;
 use body::{Content, Kept};
@@ -417,17 +417,19 @@ impl Http1 {
                     // Body bytes go straight to the decoder: no copy of the segment.
                     let r = framing.push(input, &mut |b| content.absorb(b, ts));
                     match r {
+                        Ok(f) if !f.done => {
+                            input = &input[f.used..];
+                            self.emit_part(cx);
+                        }
                         Ok(f) => {
                             input = &input[f.used..];
-                            if f.done {
-                                if let Framing::Chunked(c) = framing {
-                                    for (n, v) in std::mem::take(&mut c.trailers) {
-                                        resp.headers.push(n, v);
-                                    }
+                            if let Framing::Chunked(c) = framing {
+                                for (n, v) in std::mem::take(&mut c.trailers) {
+                                    resp.headers.push(n, v);
                                 }
-                                self.srv.state = State::Head;
-                                self.emit_front(End::Complete, cx);
                             }
+                            self.srv.state = State::Head;
+                            self.emit_front(End::Complete, cx);
                         }
                         Err(e) => {
                             cx.problem(
@@ -783,6 +785,41 @@ impl Http1 {
         }
     }
 
+    /// Hands on the front response's event stream so far, if it is a legacy
+    /// session stream whose part is full (`body::Content::take_part`).
+    fn emit_part(&mut self, cx: &mut Ctx) {
+        let Some(p) = self.pending.front_mut() else {
+            return;
+        };
+        let Some(resp) = p.resp.as_mut() else {
+            return;
+        };
+        let Some((sse, index)) = resp.content.take_part() else {
+            return;
+        };
+        let response = HttpResponse {
+            status: resp.status,
+            headers: resp.headers.clone(),
+            body: Body::Sse(sse),
+            ts: Some(resp.ts),
+        };
+        let done = Done {
+            req: p.req.clone(),
+            req_frame: p.req_frame,
+            request_cut: false,
+            response: Some((response, resp.frame)),
+            end: End::Complete,
+            last_ts: p.last_ts,
+            notes: Vec::new(),
+            part: Some(StreamPart {
+                stream: p.req_frame,
+                index,
+                more: true,
+            }),
+        };
+        done.push(None, cx);
+    }
+
     fn emit_front(&mut self, end: End, cx: &mut Ctx) {
         if let Some(p) = self.pending.pop_front() {
             finish(p, end, cx);
@@ -804,6 +841,16 @@ fn finish(p: Pending, end: End, cx: &mut Ctx) {
         ..
     } = p;
     let mut end = end;
+    // The last part of a stream handed on in parts.
+    let part = resp
+        .as_ref()
+        .map(|r| r.content.parts())
+        .filter(|&n| n > 0)
+        .map(|index| StreamPart {
+            stream: req_frame,
+            index,
+            more: false,
+        });
     let response = resp.map(|r| {
         response_of(
             r.status, r.headers, r.ts, r.frame, r.content, &mut end, &mut diags,
@@ -817,6 +864,7 @@ fn finish(p: Pending, end: End, cx: &mut Ctx) {
         end,
         last_ts,
         notes,
+        part,
     };
     let locator = done.push(None, cx);
     for (level, kind, message) in diags {
@@ -910,6 +958,7 @@ pub(in crate::ingest::pcap) struct Done {
     pub end: End,
     pub last_ts: Timestamp,
     pub notes: Vec<String>,
+    pub part: Option<StreamPart>,
 }
 
 impl Done {
@@ -924,6 +973,7 @@ impl Done {
             end,
             last_ts,
             mut notes,
+            part,
         } = self;
         if request_cut && response.is_none() {
             notes.push("the request was cut in the capture".into());
@@ -943,6 +993,7 @@ impl Done {
                 end_ts,
                 recorder_note: (!notes.is_empty()).then(|| notes.join("; ")),
                 tcp,
+                part,
             }),
         });
         locator

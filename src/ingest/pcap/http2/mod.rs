@@ -890,6 +890,7 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
         end,
         last_ts,
         notes,
+        part: None,
     };
     // The connection layer fills in the TCP stream and end frame.
     let tcp = TcpTrail {
