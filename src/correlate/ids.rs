@@ -8,7 +8,7 @@
 use super::http::SeenRequest;
 use super::Scope;
 use crate::jsonrpc::Id;
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use std::collections::VecDeque;
 
 /// Ids remembered per scope.
@@ -48,7 +48,15 @@ pub struct IdLog {
     tick: u64,
     /// Some scope was forgotten whole (`forget_idle`).
     forgot_scopes: bool,
+    /// The scopes forgotten whole, so that one that comes back (a session that was
+    /// idle while others were busy) still says it may have forgotten ids; past
+    /// `MAX_FORGOTTEN`, every scope that comes back may have.
+    forgotten: HashSet<Scope>,
+    forgot_many: bool,
 }
+
+/// Scopes forgotten whole that are remembered by name.
+const MAX_FORGOTTEN: usize = 16_384;
 
 impl IdLog {
     pub fn get(&self, scope: &Scope) -> Option<&ScopeIds> {
@@ -64,7 +72,12 @@ impl IdLog {
         self.tick += 1;
         let s = match self.scopes.get_mut(scope) {
             Some(s) => s,
-            None => self.scopes.entry(scope.clone()).or_default(),
+            None => {
+                let forgot = self.forgot_many || self.forgotten.remove(scope);
+                let s = self.scopes.entry(scope.clone()).or_default();
+                s.forgot = forgot;
+                s
+            }
         };
         s.last = self.tick;
         if s.seen.insert(id.clone(), seen).is_none() {
@@ -99,6 +112,11 @@ impl IdLog {
             self.scopes.remove(&scope);
             self.forgot_scopes = true;
             self.total -= n;
+            if self.forgotten.len() >= MAX_FORGOTTEN {
+                self.forgotten.clear();
+                self.forgot_many = true;
+            }
+            self.forgotten.insert(scope);
         }
     }
 
@@ -199,5 +217,11 @@ mod tests {
         );
         assert!(log.may_have_forgotten(&Scope::session("0")));
         assert!(!log.may_have_forgotten(&last), "the latest kept all five");
+        // A scope forgotten whole that sends again (a session idle while others
+        // were busy) may have forgotten ids; a new one has not.
+        log.insert(&Scope::session("0"), Id::number(9), seen());
+        assert!(log.may_have_forgotten(&Scope::session("0")));
+        log.insert(&Scope::session("new"), Id::number(9), seen());
+        assert!(!log.may_have_forgotten(&Scope::session("new")));
     }
 }
