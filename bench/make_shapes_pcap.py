@@ -17,7 +17,8 @@ SHAPE:
              open for the whole capture carries every response, each call POSTed on
              a keep-alive connection and answered 202; two log notifications ride the
              stream before each response (megabytes is ignored: CALLS=n, 20,000;
-             SESSIONS=n such sessions one after another, 1)
+             SESSIONS=n such sessions one after another, 1; or CONCURRENT=n
+             sessions at once, their calls taking turns)
 """
 import gzip
 import json
@@ -191,6 +192,13 @@ def flows(pcap, n):
 
 def legacy(pcap, calls, n=0):
     """A session on the legacy transport: responses on the GET stream, in chunks."""
+    for _ in legacy_steps(pcap, calls, n):
+        pass
+    return 2
+
+
+def legacy_steps(pcap, calls, n):
+    """`legacy`, one call at a time: sessions that run at once interleave these."""
     sid = f"5f1d0c7a9e2b4c68a1d3e5f7{n:07x}"
     stream = Conn(pcap, 30000 + 2 * (n % 5000), 2 * n + 1)
     posts = Conn(pcap, 30001 + 2 * (n % 5000), 2 * n + 2)
@@ -224,10 +232,10 @@ def legacy(pcap, calls, n=0):
                                          "params": {"level": "info", "data": f"call {rid} {step}"}}))
         event("message", json.dumps({"jsonrpc": "2.0", "id": rid, "result": {
             "content": [{"type": "text", "text": f"{rid} {TEXT[:200]}"}]}}))
+        yield
     stream.send(False, b"0\r\n\r\n")
     posts.close()
     stream.close()
-    return 2
 
 
 def main():
@@ -238,6 +246,14 @@ def main():
         n = keepalive(p, target)
     elif shape == "large":
         n = keepalive(p, target, calls_per_conn=4, result_text=LARGE_TEXT, large=True)
+    elif shape == "legacy" and "CONCURRENT" in os.environ:
+        # Sessions that run at once (a server with many clients), their calls
+        # taking turns.
+        calls = int(os.environ.get("CALLS", "20000"))
+        going = [legacy_steps(p, calls, k) for k in range(int(os.environ["CONCURRENT"]))]
+        while going:
+            going = [g for g in going if next(g, StopIteration) is not StopIteration]
+        n = 2 * int(os.environ["CONCURRENT"])
     elif shape == "legacy":
         n = sum(legacy(p, int(os.environ.get("CALLS", "20000")), k)
                 for k in range(int(os.environ.get("SESSIONS", "1"))))

@@ -49,8 +49,8 @@ pub enum WaitedOut {
     /// Legacy HTTP+SSE: the session's GET stream was read, then let go because more
     /// than this many streams, or this many MiB of them, were held at once.
     LegacyStreams(usize, u64),
-    /// Legacy HTTP+SSE: more than this many calls of the session, or this many MiB of
-    /// them, waited for their responses on its stream while it went on.
+    /// Legacy HTTP+SSE: more than this many calls, or this many MiB of them, waited
+    /// for their responses on streams that went on.
     LegacyCalls(usize, u64),
 }
 
@@ -268,7 +268,7 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
                     "the POST was accepted (202); its session's SSE stream was read earlier but no longer held when the POST came (more than {n} streams, or {mib} MiB of them, were held at once; a fixed limit), so its response was not looked for"
                 ),
                 Some(WaitedOut::LegacyCalls(n, mib)) => format!(
-                    "the POST was accepted (202) and no response with id {req_id} came on its session's SSE stream while more than {n} of the session's calls (or {mib} MiB of them) waited for theirs: judged then, not when the stream ended (a fixed limit; a response after this is not looked for)"
+                    "the POST was accepted (202) and no response with id {req_id} came on its session's SSE stream while more than {n} calls (or {mib} MiB of them) waited for theirs on legacy streams: judged then, not when the stream ended (a fixed limit; a response after this is not looked for)"
                 ),
                 _ => "the POST was accepted (202) but no SSE stream of its session was read (none was recorded, or the input's problems say why it could not be read), so its response was never seen".to_owned(),
             });

@@ -132,15 +132,23 @@ struct Going {
     key: u64,
     /// Calls answered 202 whose response has not come yet, by loose id.
     calls: HashMap<String, Vec<Open>>,
-    /// Where the responses of the latest part begin in `items`; those before it came
-    /// a part earlier, and are let go when the next part comes.
-    part_start: usize,
 }
+
+/// Responses no call took that a stream going on in parts holds for a POST recorded
+/// after them (its 202 may come after the response), the newest first; past twice
+/// either, the older ones are let go (strays then, if no request of theirs is known).
+pub(super) const HELD_REPLIES: usize = 256;
+const HELD_REPLY_BYTES: u64 = 1 << 20;
 
 /// Most calls, and bytes of them, that wait for their responses on the legacy streams
 /// that go on; past either, the oldest half are judged unanswered.
 pub(super) const MAX_GOING_CALLS: usize = 8192;
 const GOING_CALL_BYTES: u64 = 64 << 20;
+
+/// Roughly what a stream handed on in parts holds besides its responses: the head
+/// of its latest part, whose events are dropped once decoded (its body's byte count
+/// is what it read, not what it holds, and many sessions may go on at once).
+const PART_HEAD_BYTES: u64 = 2048;
 
 /// Roughly what holding an item costs: its text, its excerpt and their bookkeeping.
 fn item_bytes(it: &Item) -> u64 {
@@ -236,6 +244,33 @@ impl LegacyStream {
         })
     }
 
+    /// Lets go of the responses taken, and of the oldest no call took past
+    /// `HELD_REPLIES` or `HELD_REPLY_BYTES`; returns those.
+    fn let_go_of_old_replies(&mut self) -> Vec<Item> {
+        let items = std::mem::take(&mut self.items);
+        let used = std::mem::take(&mut self.used);
+        self.index.clear();
+        self.bytes = PART_HEAD_BYTES;
+        let mut unused: Vec<Item> = items
+            .into_iter()
+            .enumerate()
+            .filter(|(ii, _)| !used.contains(ii))
+            .map(|(_, it)| it)
+            .collect();
+        let (mut keep, mut bytes) = (0, 0);
+        for it in unused.iter().rev() {
+            if keep == HELD_REPLIES || bytes + item_bytes(it) > HELD_REPLY_BYTES {
+                break;
+            }
+            keep += 1;
+            bytes += item_bytes(it);
+        }
+        for it in unused.split_off(unused.len() - keep) {
+            self.hold(it);
+        }
+        unused
+    }
+
     /// Holds and indexes a response of a stream handed on in parts.
     fn hold(&mut self, it: Item) {
         let Some(rid) = it.message().and_then(|m| m.id.as_ref()) else {
@@ -247,6 +282,18 @@ impl LegacyStream {
             .push(self.items.len());
         self.bytes += item_bytes(&it);
         self.items.push(it);
+    }
+}
+
+/// What stands in a stream's slot for a response a call took.
+fn taken() -> Item {
+    Item {
+        decoded: crate::jsonrpc::Decoded::NotObject("taken"),
+        place: crate::jsonrpc::Place::Body,
+        batch_index: None,
+        event_id: None,
+        ts: None,
+        excerpt: String::new(),
     }
 }
 
@@ -730,7 +777,6 @@ impl Correlator {
                 Box::new(Going {
                     key: p.stream,
                     calls: HashMap::new(),
-                    part_start: 0,
                 })
             });
             self.legacy_stream(LegacyStream {
@@ -991,7 +1037,7 @@ impl Correlator {
             );
             let items = std::mem::take(&mut stream.items);
             forget_events(&mut stream.exchange);
-            stream.bytes = 2 * stream.exchange.body_bytes();
+            stream.bytes = PART_HEAD_BYTES;
             for it in items.into_iter().filter(is_reply) {
                 stream.hold(it);
             }
@@ -1088,29 +1134,27 @@ impl Correlator {
             }
         }
         let more = x.part.is_some_and(|p| p.more);
-        forget_events(&mut x);
         let l = &mut self.legacy;
         let stream = &mut l.streams[si];
         let Some(mut going) = stream.going.take() else {
             return x;
         };
-        l.bytes -= stream.bytes;
-        let held = std::mem::take(&mut stream.items);
-        let used = std::mem::take(&mut stream.used);
-        stream.index.clear();
-        stream.bytes = 2 * x.body_bytes();
-        let mut old = Vec::new();
-        for (ii, it) in held.into_iter().enumerate() {
-            if used.contains(&ii) {
-                continue;
-            }
-            if ii < going.part_start {
-                old.push(it);
-            } else {
-                stream.hold(it);
-            }
+        // What a call's leg on the stream reads of it: how far it went, and what its
+        // parser met lately.
+        let held = &mut stream.exchange;
+        (held.end, held.end_ts, held.tcp) = (x.end, x.end_ts, x.tcp);
+        held.recorder_note = x.recorder_note.take();
+        let sse = |x: &mut HttpExchange| match x.response.as_mut().map(|r| &mut r.body) {
+            Some(Body::Sse(s)) => Some(std::mem::take(s)),
+            _ => None,
+        };
+        if let (Some(Body::Sse(h)), Some(part)) =
+            (held.response.as_mut().map(|r| &mut r.body), sse(&mut x))
+        {
+            h.problems = part.problems;
+            h.incomplete_tail = part.incomplete_tail;
         }
-        going.part_start = stream.items.len();
+        l.bytes -= stream.bytes;
         let mut answered = Vec::new();
         for it in items.into_iter().filter(is_reply) {
             if let Some(calls) = it
@@ -1122,8 +1166,6 @@ impl Correlator {
             }
             stream.hold(it);
         }
-        let spent = std::mem::replace(&mut stream.exchange, x);
-        let (scope, locator) = (stream.scope.clone(), stream.locator.clone());
         l.bytes += stream.bytes;
         let calls = if more {
             stream.going = Some(going);
@@ -1132,13 +1174,22 @@ impl Correlator {
             l.parts.remove(&going.key);
             going.calls.into_values().flatten().collect()
         };
-        self.stray_responses(&scope, &locator, old.iter());
         let leaving: Vec<Open> = answered.into_iter().flatten().chain(calls).collect();
         self.going_calls_left(leaving.iter());
         for open in leaving {
             self.legacy_call_on(open, si);
         }
-        spent
+        // Responses no call took wait for a POST recorded after them, within bounds.
+        let l = &mut self.legacy;
+        let stream = &mut l.streams[si];
+        if stream.items.len() > 2 * HELD_REPLIES || stream.bytes > 2 * HELD_REPLY_BYTES {
+            l.bytes -= stream.bytes;
+            let old = stream.let_go_of_old_replies();
+            l.bytes += stream.bytes;
+            let (scope, locator) = (stream.scope.clone(), stream.locator.clone());
+            self.stray_responses(&scope, &locator, old.iter());
+        }
+        x
     }
 
     /// Completes a legacy call from the stream `si` of its session.
@@ -1191,6 +1242,17 @@ impl Correlator {
                 ..Options::default()
             },
         );
+        // A stream that goes on frees a response once taken (its slot stays, so
+        // the positions in its index hold).
+        let s = &mut self.legacy.streams[si];
+        if s.going.is_some() {
+            for &ii in &mine {
+                let it = std::mem::replace(&mut s.items[ii], taken());
+                s.bytes -= item_bytes(&it);
+                self.legacy.bytes -= item_bytes(&it);
+            }
+        }
+        let stream = &self.legacy.streams[si];
         let Some(call) = self.pending.get_mut(open.call) else {
             return;
         };

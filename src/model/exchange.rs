@@ -266,8 +266,10 @@ pub struct HttpExchange {
 /// One part of an event stream handed on before it ended. A session's GET stream on
 /// the HTTP+SSE transport of 2024-11-05 carries every response of the session and
 /// may last the whole capture: read whole, it would hold a day of responses, and no
-/// call could be judged before it ended. Every part repeats the request and the
-/// response head and carries the events since the part before it.
+/// call could be judged before it ended. Each part carries the events since the
+/// part before it; the first has the request and the response head, later ones only
+/// the method and the status (they belong to the stream the first began), and the
+/// last says how the stream ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct StreamPart {
     /// The same for every part of one stream, and distinct from any other stream's

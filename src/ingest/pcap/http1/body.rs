@@ -33,11 +33,15 @@ pub(in crate::ingest::pcap) struct Stream {
     parted_bytes: u64,
     /// Bytes of event data in the part being read.
     part_data: u64,
+    /// The part being read has an event that may be a response.
+    part_answers: bool,
 }
 
-/// A legacy session stream is handed on once its part holds this many events or
-/// bytes of event data (or the stream's own budget, if smaller): its responses reach
-/// their calls while it goes on, and it holds no more than a part.
+/// A legacy session stream is handed on as soon as a segment brought an event that
+/// may be a response (so that its call is judged before the POSTs that follow it
+/// pile up: a session may have many calls in flight, and a capture many sessions),
+/// or once its part holds this many events or bytes of event data (or the stream's
+/// own budget, if smaller). It holds no more than a part.
 const PART_EVENTS: usize = 1024;
 const PART_DATA: u64 = 1 << 20;
 
@@ -95,6 +99,7 @@ impl Content {
             parts: 0,
             parted_bytes: 0,
             part_data: 0,
+            part_answers: false,
         }))
     }
 
@@ -105,11 +110,13 @@ impl Content {
             return None;
         };
         if s.legacy != Some(true)
-            || (s.events.len() < PART_EVENTS.min(self.caps.sse.events)
-                && s.part_data < PART_DATA.min(self.caps.sse.bytes))
+            || !(s.part_answers
+                || s.events.len() >= PART_EVENTS.min(self.caps.sse.events)
+                || s.part_data >= PART_DATA.min(self.caps.sse.bytes))
         {
             return None;
         }
+        s.part_answers = false;
         let events = std::mem::replace(&mut s.events, Events::new(self.caps.sse));
         let (events, _) = events.finish();
         let index = s.parts;
@@ -297,13 +304,16 @@ impl Stream {
             base,
             legacy,
             part_data,
+            part_answers,
             ..
         } = self;
         let base = *base;
         parser.feed(data, Some(ts), &mut |mut ev| {
             ev.offset += base;
-            legacy.get_or_insert(ev.event == "endpoint");
-            *part_data += ev.data.len() as u64;
+            if *legacy.get_or_insert(ev.event == "endpoint") {
+                *part_data += ev.data.len() as u64;
+                *part_answers |= crate::sse::may_be_response(&ev.data);
+            }
             events.push(ev);
         });
     }
@@ -393,8 +403,9 @@ mod tests {
     }
 
     /// Only a stream whose first event is `endpoint` (a legacy session's) is handed
-    /// on in parts, each within the stream's budget; the events of the parts and of
-    /// the rest are every event once, and the bytes they cover add up.
+    /// on in parts: at the end of a segment that brought an event that may be a
+    /// response, or once the part reaches the stream's budget. The events of the
+    /// parts and of the rest are every event once, and the bytes they cover add up.
     #[test]
     fn only_a_legacy_session_stream_is_handed_on_in_parts() {
         for legacy in [true, false] {
@@ -407,8 +418,16 @@ mod tests {
             let head = format!("{first}data: /messages/?session_id=1\n\n");
             c.absorb(head.as_bytes(), Timestamp(0));
             fed += head.len() as u64;
-            for i in 0..95 {
-                let ev = format!("data: {{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}\n\n");
+            // Log notifications, with a response after each 25th (and a log
+            // notification of level "error", which names no id, after each 5th).
+            for i in 1..=100 {
+                let level = if i % 5 == 0 { "error" } else { "info" };
+                let mut ev = format!("data: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"{level}\",\"data\":\"x\"}}}}\n\n");
+                if i % 25 == 0 {
+                    ev.push_str(&format!(
+                        "data: {{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}\n\n"
+                    ));
+                }
                 c.absorb(ev.as_bytes(), Timestamp(i));
                 fed += ev.len() as u64;
                 parts.extend(c.take_part());
@@ -418,16 +437,21 @@ mod tests {
             let Body::Sse(rest) = body else { panic!() };
             if !legacy {
                 assert!(parts.is_empty());
-                assert_eq!(rest.events.len(), 96, "whole: the budget, then a reserve");
+                assert_eq!(
+                    rest.events.len(),
+                    14,
+                    "the budget, then responses in the reserve"
+                );
                 continue;
             }
             assert!(notes.is_empty(), "{notes:?}");
-            assert_eq!(parts.len(), 9);
-            for (i, (p, index)) in parts.iter().enumerate() {
+            let sizes: Vec<usize> = parts.iter().map(|(p, _)| p.events.len()).collect();
+            // Ten events fill a part; a response ends one at once.
+            assert_eq!(sizes, [10, 10, 7, 10, 10, 6, 10, 10, 6, 10, 10, 6]);
+            for (i, (_, index)) in parts.iter().enumerate() {
                 assert_eq!(*index as usize, i);
-                assert_eq!(p.events.len(), 10);
             }
-            assert_eq!(rest.events.len(), 6);
+            assert!(rest.events.is_empty());
             let bytes: u64 = parts.iter().map(|(p, _)| p.bytes).sum::<u64>() + rest.bytes;
             assert_eq!(bytes, fed);
             let offsets: Vec<u64> = parts
@@ -436,7 +460,7 @@ mod tests {
                 .chain(rest.events.iter())
                 .map(|e| e.offset)
                 .collect();
-            assert_eq!(offsets.len(), 96);
+            assert_eq!(offsets.len(), 105);
             assert!(offsets.windows(2).all(|w| w[0] < w[1]));
         }
     }

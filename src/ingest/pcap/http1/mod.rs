@@ -797,14 +797,25 @@ impl Http1 {
         let Some((sse, index)) = resp.content.take_part() else {
             return;
         };
+        // Only the first part repeats the heads: later ones go to the stream it began.
+        let (req, headers) = if index == 0 {
+            (p.req.clone(), resp.headers.clone())
+        } else {
+            let req = HttpRequest {
+                method: p.req.method.clone(),
+                ts: p.req.ts,
+                ..HttpRequest::default()
+            };
+            (req, Headers::default())
+        };
         let response = HttpResponse {
             status: resp.status,
-            headers: resp.headers.clone(),
+            headers,
             body: Body::Sse(sse),
             ts: Some(resp.ts),
         };
         let done = Done {
-            req: p.req.clone(),
+            req,
             req_frame: p.req_frame,
             request_cut: false,
             response: Some((response, resp.frame)),
