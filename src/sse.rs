@@ -391,7 +391,7 @@ impl Default for Budget {
 /// Could this event's data be a JSON-RPC response (an id, and a result or an
 /// error)? A log notification of level "error" names no id, so a flood of them does
 /// not fill the reserve.
-pub(crate) fn may_be_response(data: &str) -> bool {
+fn may_be_response(data: &str) -> bool {
     data.contains("\"id\"") && (data.contains("\"result\"") || data.contains("\"error\""))
 }
 

@@ -14,6 +14,7 @@ use crate::classify::{classify, Leg, Options, WaitedOut};
 use crate::jsonrpc::{Id, Item, Kind, Message};
 use crate::model::{Body, End, HttpExchange, Locator, Outcome, Timestamp};
 use foldhash::{HashMap, HashMapExt, HashSet, HashSetExt};
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// Most cut streams kept waiting for a resumption at once (each keeps its events).
@@ -234,7 +235,7 @@ impl Legacy {
 impl LegacyStream {
     /// Whether an item it holds answers `id` (type-loose, as `join_legacy` takes it).
     fn answers(&self, id: &Id) -> bool {
-        self.index.get(&loose_id(id)).is_some_and(|found| {
+        self.index.get(&*loose_id(id)).is_some_and(|found| {
             found.iter().any(|&ii| {
                 self.items
                     .get(ii)
@@ -277,7 +278,7 @@ impl LegacyStream {
             return;
         };
         self.index
-            .entry(loose_id(rid))
+            .entry(loose_id(rid).into_owned())
             .or_default()
             .push(self.items.len());
         self.bytes += item_bytes(&it);
@@ -316,11 +317,15 @@ pub(super) struct SeenRequest {
 }
 
 /// An id's value with its JSON type dropped (`1` and `"1"` give the same key).
-fn loose_id(id: &Id) -> String {
-    if id.is_string() {
-        serde_json::from_str::<String>(id.raw()).unwrap_or_else(|_| id.raw().to_owned())
-    } else {
-        id.raw().to_owned()
+fn loose_id(id: &Id) -> Cow<'_, str> {
+    let raw = id.raw();
+    if !id.is_string() {
+        return Cow::Borrowed(raw);
+    }
+    // A string without escapes is its text between the quotes.
+    match raw.get(1..raw.len().saturating_sub(1)) {
+        Some(inner) if !inner.contains('\\') => Cow::Borrowed(inner),
+        _ => Cow::Owned(serde_json::from_str::<String>(raw).unwrap_or_else(|_| raw.to_owned())),
     }
 }
 
@@ -967,7 +972,10 @@ impl Correlator {
         if !stream.answers(&id) {
             if let Some(g) = stream.going.as_mut() {
                 let bytes = open.bytes;
-                g.calls.entry(loose_id(&id)).or_default().push(open);
+                g.calls
+                    .entry(loose_id(&id).into_owned())
+                    .or_default()
+                    .push(open);
                 let l = &mut self.legacy;
                 l.going_calls += 1;
                 l.going_bytes += bytes;
@@ -1000,7 +1008,7 @@ impl Correlator {
                 .request
                 .id
                 .as_ref()
-                .map_or_else(|| "null".to_owned(), loose_id);
+                .map_or_else(|| "null".to_owned(), |id| loose_id(id).into_owned());
             if let Some(g) = l.streams[si].going.as_mut() {
                 g.calls.entry(id).or_default().push(open);
             }
@@ -1048,7 +1056,11 @@ impl Correlator {
                     .filter(|_| is_reply(it))
                     .and_then(|r| r.id.as_ref())
                 {
-                    stream.index.entry(loose_id(rid)).or_default().push(ii);
+                    stream
+                        .index
+                        .entry(loose_id(rid).into_owned())
+                        .or_default()
+                        .push(ii);
                 }
             }
         }
@@ -1160,7 +1172,7 @@ impl Correlator {
             if let Some(calls) = it
                 .message()
                 .and_then(|m| m.id.as_ref())
-                .and_then(|rid| going.calls.remove(&loose_id(rid)))
+                .and_then(|rid| going.calls.remove(&*loose_id(rid)))
             {
                 answered.push(calls);
             }
@@ -1203,7 +1215,7 @@ impl Correlator {
         let mut mine: Vec<usize> = Vec::new();
         for &ii in stream
             .index
-            .get(&loose_id(&id))
+            .get(&*loose_id(&id))
             .map(Vec::as_slice)
             .unwrap_or(&[])
         {
