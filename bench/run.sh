@@ -16,7 +16,7 @@ dir=${1:-/tmp/mcpsift-bench}
 mb=${2:-150}
 limit=${LIMIT:-300}
 repeat=${REPEAT:-3}
-shapes=${SHAPES:-"keepalive current flows large legacy har browser jsonl small stdio archive dir"}
+shapes=${SHAPES:-"keepalive current flows large legacy legacy-many har browser jsonl small stdio archive dir"}
 mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
 bin=./target/release/mcpsift
@@ -28,6 +28,7 @@ file_of() {
     flows) echo "$dir/flows.pcap" ;;
     large) echo "$dir/large.pcap" ;;
     legacy) echo "$dir/legacy.pcap" ;;
+    legacy-many) echo "$dir/legacy-many.pcap" ;;
     har) echo "$dir/sessions.har" ;;
     browser) echo "$dir/browser.har" ;;
     jsonl) echo "$dir/sessions.jsonl" ;;
@@ -46,6 +47,9 @@ generate() {
     current) ./target/release/examples/gen_pcap "$f" $((mb * 1000000 / 1048576)) ;;
     # Sessions of 20 calls on the legacy HTTP+SSE transport, about 35 KB each.
     legacy) SESSIONS=$((mb * 28)) CALLS=20 python3 bench/make_shapes_pcap.py legacy "$f" ;;
+    # 200 legacy sessions at once, their calls taking turns: long streams that go
+    # on while calls of every session are in flight (about 1.6 KB per call).
+    legacy-many) CONCURRENT=200 CALLS=$((mb * 3)) python3 bench/make_shapes_pcap.py legacy "$f" ;;
     har) python3 tests/fixtures/har/make_big_har.py "$f" "$mb" 8 ;;
     browser) python3 bench/make_har_shapes.py browser "$f" "$mb" ;;
     jsonl) python3 bench/make_big_jsonl.py "$f" "$mb" 8 ;;
