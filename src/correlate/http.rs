@@ -125,8 +125,8 @@ pub(super) struct LegacyStream {
 }
 
 /// A legacy stream whose last part has not come. It holds only the responses that no
-/// call has taken (those of the latest part, and of the one before it for a POST
-/// recorded late), and the calls of its session whose responses are still to come.
+/// call has taken (within `HELD_REPLIES`, for a POST recorded late), and the calls of
+/// its session whose responses are still to come.
 #[derive(Debug)]
 struct Going {
     /// The reader's key for the stream's parts (`StreamPart::stream`).
@@ -1131,9 +1131,9 @@ impl Correlator {
     }
 
     /// The next part of a legacy stream handed on in parts (`si`): its responses are
-    /// held and joined to the calls that wait for them; the responses of the part
-    /// before that no call took are let go (strays if no request of theirs is known),
-    /// and the last part ends the calls still waiting.
+    /// held and joined to the calls that wait for them; past `HELD_REPLIES` the
+    /// oldest responses no call took are let go (strays if no request of theirs is
+    /// known), and the last part ends the calls still waiting.
     pub(super) fn legacy_part(
         &mut self,
         si: usize,
