@@ -52,6 +52,9 @@ pub enum WaitedOut {
     /// Legacy HTTP+SSE: more than this many calls, or this many MiB of them, waited
     /// for their responses on streams that went on.
     LegacyCalls(usize, u64),
+    /// Legacy HTTP+SSE in a capture: more than this many calls, or this many MiB of
+    /// them, waited for a stream of their session that the capture never showed.
+    LegacyUnseen(usize, u64),
 }
 
 /// The evidence behind a verdict (`docs/output.md`, Outcomes).
@@ -267,6 +270,9 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
                 Some(WaitedOut::LegacyStreams(n, mib)) => format!(
                     "the POST was accepted (202); its session's SSE stream was read earlier but no longer held when the POST came (more than {n} streams, or {mib} MiB of them, were held at once; a fixed limit), so its response was not looked for"
                 ),
+                Some(WaitedOut::LegacyUnseen(n, mib)) => format!(
+                    "the POST was accepted (202) but no SSE stream of its session was read while more than {n} calls (or {mib} MiB of them) waited for one: judged then, not at the end of the capture (the stream began before the capture did, or the input's problems say why it could not be read; a fixed limit)"
+                ),
                 Some(WaitedOut::LegacyCalls(n, mib)) => format!(
                     "the POST was accepted (202) and no response with id {req_id} came on its session's SSE stream while more than {n} calls (or {mib} MiB of them) waited for theirs on legacy streams: judged then, not when the stream ended (a fixed limit; a response after this is not looked for)"
                 ),
@@ -288,7 +294,8 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
             Some(WaitedOut::MiB(n)) => format!(
                 "no response with id {req_id} while {n} MiB of requests waited for theirs: judged then, not at the end of the transcript (at most {n} MiB wait; a response after this is a stray)"
             ),
-            Some(WaitedOut::LegacyStreams(..) | WaitedOut::LegacyCalls(..)) | None => format!(
+            Some(WaitedOut::LegacyStreams(..) | WaitedOut::LegacyCalls(..) | WaitedOut::LegacyUnseen(..))
+            | None => format!(
                 "no response with id {req_id} before the transcript ended ({})",
                 ev.end.as_str()
             ),

@@ -185,6 +185,9 @@ pub(super) struct Legacy {
     /// Calls waiting for their responses on those streams, and the bytes they hold.
     going_calls: usize,
     going_bytes: u64,
+    /// Calls of a capture in `waiting`, and the bytes they hold.
+    unseen_calls: usize,
+    unseen_bytes: u64,
 }
 
 impl Legacy {
@@ -284,6 +287,16 @@ impl LegacyStream {
         self.bytes += item_bytes(&it);
         self.items.push(it);
     }
+}
+
+/// Whether a call's POST was read from a capture over HTTP/1.1, where a legacy
+/// stream is handed on as soon as it answers a call (a log may write the stream
+/// after its POSTs, and HTTP/2 hands it on whole).
+fn from_capture(open: &Open) -> bool {
+    open.legs
+        .first()
+        .and_then(|(x, _)| x.tcp)
+        .is_some_and(|t| t.h2_stream.is_none())
 }
 
 /// What stands in a stream's slot for a response a call took.
@@ -952,11 +965,41 @@ impl Correlator {
             let gone = WaitedOut::LegacyStreams(MAX_LEGACY_STREAMS, LEGACY_STREAM_BYTES >> 20);
             self.legacy_unjoined(&open, Some(gone));
         } else {
-            self.legacy
-                .waiting
-                .entry(open.scope.clone())
-                .or_default()
-                .push(open);
+            let l = &mut self.legacy;
+            if from_capture(&open) {
+                l.unseen_calls += 1;
+                l.unseen_bytes += open.bytes;
+            }
+            l.waiting.entry(open.scope.clone()).or_default().push(open);
+            if l.unseen_calls > MAX_GOING_CALLS || l.unseen_bytes > GOING_CALL_BYTES {
+                self.stop_waiting_for_unseen_streams();
+            }
+        }
+    }
+
+    /// Too many calls of a capture wait for a stream of their session: a capture
+    /// hands a stream on as soon as it answers a call, so theirs began before the
+    /// capture did (or could not be read). The oldest half are judged now.
+    fn stop_waiting_for_unseen_streams(&mut self) {
+        let l = &mut self.legacy;
+        let mut all: Vec<Open> = Vec::new();
+        for calls in l.waiting.values_mut() {
+            let (capture, other): (Vec<Open>, Vec<Open>) =
+                std::mem::take(calls).into_iter().partition(from_capture);
+            *calls = other;
+            all.extend(capture);
+        }
+        l.waiting.retain(|_, calls| !calls.is_empty());
+        all.sort_unstable_by_key(|o| o.call);
+        let keep = all.split_off(all.len() / 2);
+        l.unseen_calls = keep.len();
+        l.unseen_bytes = keep.iter().map(|o| o.bytes).sum();
+        for open in keep {
+            l.waiting.entry(open.scope.clone()).or_default().push(open);
+        }
+        let waited_out = WaitedOut::LegacyUnseen(MAX_GOING_CALLS, GOING_CALL_BYTES >> 20);
+        for open in all {
+            self.legacy_unjoined(&open, Some(waited_out));
         }
     }
 
@@ -1076,6 +1119,10 @@ impl Correlator {
         if first {
             if let Some(calls) = self.legacy.waiting.remove(&scope) {
                 let si = self.legacy.streams.len() - 1;
+                for o in calls.iter().filter(|o| from_capture(o)) {
+                    self.legacy.unseen_calls -= 1;
+                    self.legacy.unseen_bytes -= o.bytes;
+                }
                 for open in calls {
                     self.legacy_call_on(open, si);
                 }
@@ -1360,6 +1407,7 @@ impl Correlator {
     /// streams still held.
     pub(super) fn finish_legacy(&mut self) {
         let waiting = std::mem::take(&mut self.legacy.waiting);
+        (self.legacy.unseen_calls, self.legacy.unseen_bytes) = (0, 0);
         for open in waiting.into_values().flatten() {
             // A 202 to a request at an endpoint with no legacy session in its URL is
             // Streamable HTTP's error, as judged when it came, not a legacy call.

@@ -1949,6 +1949,54 @@ mod spent_tests {
         assert_eq!(incomplete, n as usize - judged - 1);
     }
 
+    /// Calls of a capture that wait for a stream of their session the capture never
+    /// showed (it began before the capture did) are bounded: past `MAX_GOING_CALLS`
+    /// the oldest half are judged unanswered, with a note that says why. A log may
+    /// write the stream after all its POSTs, so there every call waits for it.
+    #[test]
+    fn calls_of_a_capture_waiting_for_an_unseen_legacy_stream_are_bounded() {
+        let n = http::MAX_GOING_CALLS as u64 + 1;
+        for captured in [true, false] {
+            let mut c = Correlator::new();
+            for id in 1..=n {
+                let mut x = legacy_post(id, "abc", id);
+                if let Payload::Http(h) = &mut x.payload {
+                    h.tcp = captured.then_some(crate::model::TcpTrail {
+                        stream: 1,
+                        end_frame: id,
+                        h2_stream: None,
+                        tls: None,
+                    });
+                }
+                c.exchange(x);
+                assert!(c.legacy.waiting_count() <= http::MAX_GOING_CALLS || !captured);
+            }
+            c.exchange(legacy_get(n + 1, "abc", 1..=n));
+            let a = c.finish();
+            let early: Vec<&Call> = a
+                .calls
+                .iter()
+                .filter(|k| k.verdict.outcome == Outcome::NoResponse)
+                .collect();
+            if !captured {
+                assert!(early.is_empty(), "the stream written last answers them all");
+                continue;
+            }
+            assert_eq!(early.len() as u64, n / 2);
+            assert!(
+                early[0].verdict.evidence.says("waited for one"),
+                "{:?}",
+                early[0].verdict.evidence.notes
+            );
+            let rest = a.calls.len() - early.len();
+            assert_eq!(
+                rest as u64,
+                n - n / 2,
+                "the newer ones still met their stream"
+            );
+        }
+    }
+
     /// Per-host and per-session state a long input adds to without end stays within
     /// `MAX_SCOPES`: hosts without sessions (a log of many endpoints) and sessions
     /// ended by a 404; the recent ones are kept, so a host seen lately still numbers
