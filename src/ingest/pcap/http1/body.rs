@@ -1,7 +1,8 @@
 //! A response body as it arrives: `Content-Encoding` undone through the shared bounded
 //! decoder (`ingest::inflate`), then kept as bytes up to the body cap, or streamed into
 //! the SSE parser with the stream's event budget. Every cut is remembered as a cap
-//! diagnostic naming the flag that raises it.
+//! diagnostic naming the flag that raises it. A legacy session's stream is handed on
+//! in parts instead (`Content::take_part`), so it is never cut.
 
 use super::Caps;
 use crate::ingest::inflate::{Coding, Inflater, Stop};
