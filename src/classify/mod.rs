@@ -128,7 +128,7 @@ enum Scan<'a> {
 
 /// Classifies one call. `request` must be the `tools/call` request message.
 pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
-    let req_id = request.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+    let req_id = request.id_or_null();
     let mut ev = Evidence::default();
     let mut malformed: Option<(String, String)> = None; // (reason, excerpt)
     let mut strays: Vec<(&Item, &Message)> = Vec::new();

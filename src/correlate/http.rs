@@ -615,10 +615,7 @@ impl Correlator {
                 c.cancelled = true;
             }
         }
-        if let Some(sent) = self.early_cancels.remove(&(
-            scope.clone(),
-            m.id.clone().unwrap_or_else(|| Id::from_raw("null")),
-        )) {
+        if let Some(sent) = self.early_cancels.remove(&(scope.clone(), m.id_or_null())) {
             self.apply_cancel(call, sent);
         }
         let event_ids: HashSet<String> = sse_event_ids(x).map(str::to_owned).collect();
@@ -815,7 +812,7 @@ impl Correlator {
             if r.kind() != Kind::Response {
                 continue;
             }
-            let id = r.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+            let id = r.id_or_null();
             let open = self
                 .open
                 .iter()
@@ -1007,11 +1004,7 @@ impl Correlator {
     /// stream goes on in parts and its response has not come yet.
     fn legacy_call_on(&mut self, open: Open, si: usize) {
         let stream = &mut self.legacy.streams[si];
-        let id = open
-            .request
-            .id
-            .clone()
-            .unwrap_or_else(|| Id::from_raw("null"));
+        let id = open.request.id_or_null();
         if !stream.answers(&id) {
             if let Some(g) = stream.going.as_mut() {
                 let bytes = open.bytes;
@@ -1254,11 +1247,7 @@ impl Correlator {
     /// Completes a legacy call from the stream `si` of its session.
     fn join_legacy(&mut self, open: Open, si: usize) {
         let stream = &mut self.legacy.streams[si];
-        let id = open
-            .request
-            .id
-            .clone()
-            .unwrap_or_else(|| Id::from_raw("null"));
+        let id = open.request.id_or_null();
         let mut mine: Vec<usize> = Vec::new();
         for &ii in stream
             .index
@@ -1361,7 +1350,7 @@ impl Correlator {
             if r.kind() != Kind::Response {
                 continue;
             }
-            let id = r.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+            let id = r.id_or_null();
             // A long session's early ids are no longer held: a response to one of
             // them is not known to be a stray (an `initialize` answered hours ago).
             let known = self

@@ -1083,7 +1083,7 @@ impl Correlator {
             None
         };
         let mrtr_followup = params.is_mrtr_followup();
-        let id = m.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+        let id = m.id_or_null();
         if verdict.outcome == Outcome::ToolSuccess {
             if let Some(text) = verdict
                 .evidence

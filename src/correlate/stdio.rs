@@ -53,7 +53,7 @@ impl Correlator {
                     let scope = Scope::stdio(self.stdio_process);
                     let params = Params::of(&msg);
                     self.note_request_meta(&scope, &method, &params, None);
-                    let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+                    let id = msg.id_or_null();
                     self.check_id_reuse(&scope, &msg, &method, &params, locator);
                     // The earlier one will never be told apart: close it as unanswered.
                     if let Some(prev) = self.take_stdio(&id) {
@@ -111,7 +111,7 @@ impl Correlator {
                 }
                 (Kind::Notification, _) => {}
                 (Kind::Response | Kind::Invalid, Direction::ServerToClient) => {
-                    let id = msg.id.clone().unwrap_or_else(|| Id::from_raw("null"));
+                    let id = msg.id_or_null();
                     let key = if self.stdio_pending.contains_key(&id) {
                         Some(id.clone())
                     } else {
@@ -271,7 +271,7 @@ impl Correlator {
         } else if let Some(m) = item.message() {
             self.observe(Observation::StrayResponse {
                 scope: scope.clone(),
-                id: m.id.clone().unwrap_or_else(|| Id::from_raw("null")),
+                id: m.id_or_null(),
                 request: None,
                 call: None,
                 locator: p.locator.clone(),

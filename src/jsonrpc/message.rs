@@ -279,6 +279,12 @@ impl Message {
         }
     }
 
+    /// Its id, or `null` when it has none: the id a response without one answers,
+    /// and the one a request without one is matched by.
+    pub fn id_or_null(&self) -> Id {
+        self.id.clone().unwrap_or_else(|| Id::from_raw("null"))
+    }
+
     /// True when `jsonrpc` is exactly the string `"2.0"`.
     pub fn has_valid_version(&self) -> bool {
         self.jsonrpc().map(str::trim) == Some("\"2.0\"")
