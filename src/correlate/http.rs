@@ -182,12 +182,53 @@ pub(super) struct Legacy {
     gone: HashSet<Scope>,
     /// Streams handed on in parts, more to come: the reader's key to the serial.
     parts: HashMap<u64, u64>,
-    /// Calls waiting for their responses on those streams, and the bytes they hold.
-    going_calls: usize,
-    going_bytes: u64,
-    /// Calls of a capture in `waiting`, and the bytes they hold.
-    unseen_calls: usize,
-    unseen_bytes: u64,
+    /// Calls waiting for their responses on those streams.
+    going_calls: Held,
+    /// Calls of a capture in `waiting`.
+    unseen_calls: Held,
+}
+
+/// Calls waiting against one bound (`MAX_GOING_CALLS`, `GOING_CALL_BYTES`), counted
+/// as they come and go.
+#[derive(Debug, Default)]
+struct Held {
+    calls: usize,
+    bytes: u64,
+}
+
+impl Held {
+    fn of<'a>(calls: impl Iterator<Item = &'a Open>) -> Held {
+        let mut held = Held::default();
+        calls.for_each(|o| held.add(o));
+        held
+    }
+
+    fn add(&mut self, o: &Open) {
+        self.calls += 1;
+        self.bytes += o.bytes;
+    }
+
+    fn remove(&mut self, o: &Open) {
+        self.calls -= 1;
+        self.bytes -= o.bytes;
+    }
+
+    fn over(&self) -> bool {
+        self.calls > MAX_GOING_CALLS || self.bytes > GOING_CALL_BYTES
+    }
+}
+
+/// Parts calls that waited past a bound, oldest first (calls are pending in the
+/// order they came): the older half, to be judged now, and the newer half.
+fn oldest_half<T>(mut all: Vec<T>, open: impl Fn(&T) -> &Open) -> (Vec<T>, Vec<T>) {
+    all.sort_unstable_by_key(|t| open(t).call);
+    let newer = all.split_off(all.len() / 2);
+    (all, newer)
+}
+
+/// The key a call waits under on a stream: its id, type-loose.
+fn wait_key(open: &Open) -> String {
+    loose_id(&open.request.id_or_null()).into_owned()
 }
 
 impl Legacy {
@@ -964,11 +1005,10 @@ impl Correlator {
         } else {
             let l = &mut self.legacy;
             if from_capture(&open) {
-                l.unseen_calls += 1;
-                l.unseen_bytes += open.bytes;
+                l.unseen_calls.add(&open);
             }
             l.waiting.entry(open.scope.clone()).or_default().push(open);
-            if l.unseen_calls > MAX_GOING_CALLS || l.unseen_bytes > GOING_CALL_BYTES {
+            if l.unseen_calls.over() {
                 self.stop_waiting_for_unseen_streams();
             }
         }
@@ -987,15 +1027,13 @@ impl Correlator {
             all.extend(capture);
         }
         l.waiting.retain(|_, calls| !calls.is_empty());
-        all.sort_unstable_by_key(|o| o.call);
-        let keep = all.split_off(all.len() / 2);
-        l.unseen_calls = keep.len();
-        l.unseen_bytes = keep.iter().map(|o| o.bytes).sum();
-        for open in keep {
+        let (older, newer) = oldest_half(all, |o| o);
+        l.unseen_calls = Held::of(newer.iter());
+        for open in newer {
             l.waiting.entry(open.scope.clone()).or_default().push(open);
         }
         let waited_out = WaitedOut::LegacyUnseen(MAX_GOING_CALLS, GOING_CALL_BYTES >> 20);
-        for open in all {
+        for open in older {
             self.legacy_unjoined(&open, Some(waited_out));
         }
     }
@@ -1007,15 +1045,9 @@ impl Correlator {
         let id = open.request.id_or_null();
         if !stream.answers(&id) {
             if let Some(g) = stream.going.as_mut() {
-                let bytes = open.bytes;
-                g.calls
-                    .entry(loose_id(&id).into_owned())
-                    .or_default()
-                    .push(open);
-                let l = &mut self.legacy;
-                l.going_calls += 1;
-                l.going_bytes += bytes;
-                if l.going_calls > MAX_GOING_CALLS || l.going_bytes > GOING_CALL_BYTES {
+                self.legacy.going_calls.add(&open);
+                g.calls.entry(wait_key(&open)).or_default().push(open);
+                if self.legacy.going_calls.over() {
                     self.wait_less_on_legacy_streams();
                 }
                 return;
@@ -1033,34 +1065,23 @@ impl Correlator {
                 all.extend(g.calls.drain().flat_map(|(_, v)| v).map(|o| (si, o)));
             }
         }
-        // Calls are pending in the order they came.
-        all.sort_unstable_by_key(|(_, o)| o.call);
-        let keep = all.split_off(all.len() / 2);
+        let (older, newer) = oldest_half(all, |(_, o)| o);
         let l = &mut self.legacy;
-        l.going_calls = keep.len();
-        l.going_bytes = keep.iter().map(|(_, o)| o.bytes).sum();
-        for (si, open) in keep {
-            let id = open
-                .request
-                .id
-                .as_ref()
-                .map_or_else(|| "null".to_owned(), |id| loose_id(id).into_owned());
+        l.going_calls = Held::of(newer.iter().map(|(_, o)| o));
+        for (si, open) in newer {
             if let Some(g) = l.streams[si].going.as_mut() {
-                g.calls.entry(id).or_default().push(open);
+                g.calls.entry(wait_key(&open)).or_default().push(open);
             }
         }
         let waited_out = WaitedOut::LegacyCalls(MAX_GOING_CALLS, GOING_CALL_BYTES >> 20);
-        for (_, open) in all {
+        for (_, open) in older {
             self.legacy_unjoined(&open, Some(waited_out));
         }
     }
 
     /// Calls leave the streams that go on: `Legacy`'s counts follow.
     fn going_calls_left<'a>(&mut self, calls: impl Iterator<Item = &'a Open>) {
-        for o in calls {
-            self.legacy.going_calls -= 1;
-            self.legacy.going_bytes -= o.bytes;
-        }
+        calls.for_each(|o| self.legacy.going_calls.remove(o));
     }
 
     /// A legacy GET stream, or the first part of one: indexed, held, and joined to
@@ -1113,8 +1134,7 @@ impl Correlator {
             if let Some(calls) = self.legacy.waiting.remove(&scope) {
                 let si = self.legacy.streams.len() - 1;
                 for o in calls.iter().filter(|o| from_capture(o)) {
-                    self.legacy.unseen_calls -= 1;
-                    self.legacy.unseen_bytes -= o.bytes;
+                    self.legacy.unseen_calls.remove(o);
                 }
                 for open in calls {
                     self.legacy_call_on(open, si);
@@ -1396,7 +1416,7 @@ impl Correlator {
     /// streams still held.
     pub(super) fn finish_legacy(&mut self) {
         let waiting = std::mem::take(&mut self.legacy.waiting);
-        (self.legacy.unseen_calls, self.legacy.unseen_bytes) = (0, 0);
+        self.legacy.unseen_calls = Held::default();
         for open in waiting.into_values().flatten() {
             // A 202 to a request at an endpoint with no legacy session in its URL is
             // Streamable HTTP's error, as judged when it came, not a legacy call.
