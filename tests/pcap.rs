@@ -1351,15 +1351,13 @@ fn a_split_request_is_located_at_the_frame_that_completed_it() {
     );
 }
 
-/// A session on the HTTP+SSE transport of 2024-11-05: `initialize`, then `calls`
-/// tools/calls POSTed and answered 202, each followed on the one GET stream by two
-/// log notifications and, for the first `answered`, its result. The stream then
-/// ends in a chunked end and FINs, or (`reset`) a reset from the server.
-fn legacy_session(calls: u64, answered: u64, reset: bool) -> Vec<u8> {
-    let sid = "5f1d0c7a9e2b4c68";
-    let mut cap = Capture::new();
-    let mut stream = cap.conn(Link::Ethernet, 40101, (100, 200));
-    let mut posts = cap.conn(Link::Ethernet, 40102, (300, 400));
+/// The two connections of legacy session `sid` (client ports `port` and `port + 1`):
+/// its GET stream, answered and announced by an `endpoint` event, and the keep-alive
+/// connection its POSTs go on.
+fn legacy_conns(cap: &mut Capture, port: u16, sid: &str) -> (Conn, Conn) {
+    let n = u32::from(port);
+    let mut stream = cap.conn(Link::Ethernet, port, (100 + n, 200));
+    let mut posts = cap.conn(Link::Ethernet, port + 1, (300 + n, 400));
     cap.handshake(&mut stream);
     cap.handshake(&mut posts);
     cap.send(
@@ -1370,17 +1368,32 @@ fn legacy_session(calls: u64, answered: u64, reset: bool) -> Vec<u8> {
     cap.send(&mut stream, Side::Server, &sse_head(true));
     let endpoint = format!("event: endpoint\ndata: /messages/?session_id={sid}\n\n");
     cap.send(&mut stream, Side::Server, &chunk(endpoint.as_bytes()));
+    (stream, posts)
+}
+
+/// A POST of JSON `body` to legacy session `sid`.
+fn legacy_post(sid: &str, body: &str) -> Vec<u8> {
+    format!(
+        "POST /messages/?session_id={sid} HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
+/// The legacy transport's answer to every POST.
+const ACCEPTED: &[u8] = b"HTTP/1.1 202 Accepted\r\nContent-Length: 8\r\n\r\nAccepted";
+
+/// A session on the HTTP+SSE transport of 2024-11-05: `initialize`, then `calls`
+/// tools/calls POSTed and answered 202, each followed on the one GET stream by two
+/// log notifications and, for the first `answered`, its result. The stream then
+/// ends in a chunked end and FINs, or (`reset`) a reset from the server.
+fn legacy_session(calls: u64, answered: u64, reset: bool) -> Vec<u8> {
+    let sid = "5f1d0c7a9e2b4c68";
+    let mut cap = Capture::new();
+    let (mut stream, mut posts) = legacy_conns(&mut cap, 40101, sid);
     let post = |cap: &mut Capture, posts: &mut Conn, body: &str| {
-        let req = format!(
-            "POST /messages/?session_id={sid} HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        );
-        cap.send(posts, Side::Client, req.as_bytes());
-        cap.send(
-            posts,
-            Side::Server,
-            b"HTTP/1.1 202 Accepted\r\nContent-Length: 8\r\n\r\nAccepted",
-        );
+        cap.send(posts, Side::Client, &legacy_post(sid, body));
+        cap.send(posts, Side::Server, ACCEPTED);
     };
     post(
         &mut cap,
@@ -1433,40 +1446,24 @@ fn concurrent_legacy_sessions_with_calls_in_flight_meet_their_responses() {
     let mut cap = Capture::new();
     let mut conns = Vec::new();
     for s in 0..SESSIONS {
-        let port = 41000 + 2 * s as u16;
-        let mut stream = cap.conn(Link::Ethernet, port, (1000 + s as u32, 2000));
-        let mut posts = cap.conn(Link::Ethernet, port + 1, (3000 + s as u32, 4000));
-        cap.handshake(&mut stream);
-        cap.handshake(&mut posts);
-        cap.send(
-            &mut stream,
-            Side::Client,
-            b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: text/event-stream\r\n\r\n",
-        );
-        cap.send(&mut stream, Side::Server, &sse_head(true));
-        let endpoint = format!("event: endpoint\ndata: /messages/?session_id=s{s}\n\n");
-        cap.send(&mut stream, Side::Server, &chunk(endpoint.as_bytes()));
-        conns.push((stream, posts));
+        let conns_of = legacy_conns(&mut cap, 41000 + 2 * s as u16, &format!("s{s}"));
+        conns.push(conns_of);
     }
     let post = |s: usize, id: u64| {
         let body = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","arguments":{{"n":{id}}}}}}}"#
         );
-        format!(
-            "POST /messages/?session_id=s{s} HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-            body.len()
-        )
+        legacy_post(&format!("s{s}"), &body)
     };
-    let accepted = b"HTTP/1.1 202 Accepted\r\nContent-Length: 8\r\n\r\nAccepted";
     for id in 1..=CALLS + LAG {
         for (s, (stream, posts)) in conns.iter_mut().enumerate() {
             if id <= CALLS {
-                cap.send(posts, Side::Client, post(s, id).as_bytes());
+                cap.send(posts, Side::Client, &post(s, id));
                 if id % 7 == 0 {
                     // Answered on the stream before the 202 was written.
                     cap.send(stream, Side::Server, &chunk(&result_event(id)));
                 }
-                cap.send(posts, Side::Server, accepted);
+                cap.send(posts, Side::Server, ACCEPTED);
             }
             let due = id.saturating_sub(LAG);
             if due >= 1 && due % 7 != 0 && due <= CALLS {

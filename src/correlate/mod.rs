@@ -1765,6 +1765,18 @@ mod spent_tests {
         }
     }
 
+    /// A 200 whose body is the event stream `events`.
+    fn sse_ok(events: &str) -> HttpResponse {
+        HttpResponse {
+            status: 200,
+            body: Body::Sse(crate::sse::parse_body(
+                events.as_bytes(),
+                crate::sse::Budget::default(),
+            )),
+            ..HttpResponse::default()
+        }
+    }
+
     /// The legacy GET stream of session `sid`, carrying results for `ids`.
     fn legacy_get(line: u64, sid: &str, ids: impl Iterator<Item = u64>) -> Exchange {
         let mut events = format!("event: endpoint\ndata: /messages/?session_id={sid}\n\n");
@@ -1781,14 +1793,7 @@ mod spent_tests {
                     url: "http://h/sse".to_owned(),
                     ..HttpRequest::default()
                 },
-                response: Some(HttpResponse {
-                    status: 200,
-                    body: Body::Sse(crate::sse::parse_body(
-                        events.as_bytes(),
-                        crate::sse::Budget::default(),
-                    )),
-                    ..HttpResponse::default()
-                }),
+                response: Some(sse_ok(&events)),
                 ..HttpExchange::default()
             }),
         }
@@ -2090,14 +2095,7 @@ mod spent_tests {
                 locator: Locator::Entry { entry: 1 },
                 payload: Payload::Http(HttpExchange {
                     request,
-                    response: Some(HttpResponse {
-                        status: 200,
-                        body: Body::Sse(crate::sse::parse_body(
-                            events.as_bytes(),
-                            crate::sse::Budget::default(),
-                        )),
-                        ..HttpResponse::default()
-                    }),
+                    response: Some(sse_ok(events)),
                     ..HttpExchange::default()
                 }),
             }
