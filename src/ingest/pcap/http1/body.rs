@@ -311,7 +311,7 @@ impl Stream {
         let base = *base;
         parser.feed(data, Some(ts), &mut |mut ev| {
             ev.offset += base;
-            if *legacy.get_or_insert(ev.event == "endpoint") {
+            if *legacy.get_or_insert_with(|| ev.event == "endpoint") {
                 *part_data += ev.data.len() as u64;
                 *part_answers |= names_an_id(&ev.data);
             }
