@@ -166,8 +166,9 @@ struct AnalyzeArgs {
     /// Largest SSE event (and SSE line), in bytes.
     #[arg(long, default_value_t = Limits::default().max_event_bytes)]
     max_event_bytes: usize,
-    /// Most SSE events kept per stream or body; later ones are counted (a legacy
-    /// session's stream in a capture is handed on in parts of at most this many).
+    /// Most SSE events kept per stream or body; later ones are counted (a stream
+    /// that may last a session, a legacy session's or a standalone GET stream, is
+    /// handed on in parts instead when an HTTP/1.1 capture carries it).
     #[arg(long, default_value_t = Limits::default().max_stream_events)]
     max_stream_events: usize,
     /// Most bytes a compressed input may expand to (all layers and archive members together).

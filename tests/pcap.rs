@@ -1539,7 +1539,7 @@ fn a_long_legacy_session_keeps_every_response_on_its_stream() {
 
 /// The capture reader hands a legacy session's stream on in parts while it goes on,
 /// one as soon as a response came: the first has the heads, each carries at most
-/// 1,024 events, and together they carry every event once, in order; only the last
+/// 64 events, and together they carry every event once, in order; only the last
 /// says no more follow.
 #[test]
 fn a_legacy_stream_is_handed_on_in_parts() {
@@ -1572,7 +1572,7 @@ fn a_legacy_stream_is_handed_on_in_parts() {
         let Body::Sse(sse) = &r.body else {
             panic!("not an event stream")
         };
-        assert!(sse.events.len() <= 1024, "{}", sse.events.len());
+        assert!(sse.events.len() <= 64, "{}", sse.events.len());
         offsets.extend(sse.events.iter().map(|e| e.offset));
     }
     // endpoint, the initialize result, then three events per call.
@@ -1582,6 +1582,86 @@ fn a_legacy_stream_is_handed_on_in_parts() {
         "in order, each once"
     );
     assert_eq!(parts.last().unwrap().end, End::Complete);
+}
+
+/// A session's standalone GET stream (MCP 2025-03-26 and later) lasts as long as
+/// the session and may carry a notification per call. The capture reader hands it
+/// on in parts too: the calls beside it stay whole, the stream's notifications past
+/// its event budget are no cap, it is one exchange, and a response it carries late
+/// (a server sending a call's response on it, which the specification forbids) is
+/// still seen as a stray.
+#[test]
+fn a_standalone_get_stream_is_handed_on_in_parts_and_still_read() {
+    const CALLS: u64 = 3;
+    const NOTES: usize = 3_000;
+    let mut cap = Capture::new();
+    let mut get = cap.conn(Link::Ethernet, 40201, (100, 200));
+    let mut posts = cap.conn(Link::Ethernet, 40202, (300, 400));
+    cap.handshake(&mut get);
+    cap.handshake(&mut posts);
+    cap.send(
+        &mut get,
+        Side::Client,
+        b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: text/event-stream\r\nMcp-Session-Id: s1\r\n\r\n",
+    );
+    cap.send(&mut get, Side::Server, &sse_head(true));
+    for k in 0..NOTES {
+        let note = format!(
+            "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"log line {k}\"}}}}\n\n"
+        );
+        cap.send(&mut get, Side::Server, &chunk(note.as_bytes()));
+        if k % 1_000 == 0 {
+            let id = 1 + k as u64 / 1_000;
+            cap.send(&mut posts, Side::Client, &call_request(id, ""));
+            cap.send(&mut posts, Side::Server, &json_response(id));
+        }
+    }
+    // A response on the plain GET stream, past its budget of events.
+    cap.send(&mut get, Side::Server, &chunk(&result_event(99)));
+    cap.send(&mut get, Side::Server, b"0\r\n\r\n");
+    cap.fin(&mut get, Side::Server);
+    cap.fin(&mut posts, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+
+    let (_, c) = collect(&bytes);
+    let gets: Vec<&HttpExchange> = http(&c)
+        .into_iter()
+        .filter(|x| x.request.method == "GET")
+        .collect();
+    assert!(gets.len() > NOTES / 64, "{} parts", gets.len());
+    let events: usize = gets
+        .iter()
+        .map(|x| match x.response.as_ref().map(|r| &r.body) {
+            Some(Body::Sse(s)) => s.events.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(events, NOTES + 1, "every event once");
+
+    let config = Config {
+        limits: Limits {
+            max_stream_events: 100,
+            ..Limits::default()
+        },
+        ..Config::default()
+    };
+    let (_, a) = mcpsift::batch::analyse_reader(Cursor::new(bytes), &config).expect("read");
+    assert_eq!(a.calls.len(), CALLS as usize);
+    assert!(a
+        .calls
+        .iter()
+        .all(|c| c.verdict.outcome == mcpsift::model::Outcome::ToolSuccess));
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert!(a.notices.is_empty(), "{:?}", a.notices);
+    assert_eq!(a.exchanges, CALLS + 1);
+    let strays: Vec<String> = a
+        .findings
+        .iter()
+        .filter(|f| f.kind == mcpsift::model::FindingKind::IdMismatch)
+        .map(|f| format!("{:?}", f.ids))
+        .collect();
+    assert_eq!(strays.len(), 1, "{:?}", a.findings);
+    assert!(strays[0].contains("99"), "{}", strays[0]);
 }
 
 /// A legacy stream reset while calls wait: the calls answered before the reset are

@@ -484,14 +484,28 @@ impl Correlator {
         // A later part of a legacy stream goes to the stream its first part began.
         // If that was let go (its calls were judged then), the part is too.
         if let Some(part) = x.part.filter(|p| p.index > 0) {
-            let spent = match self.legacy.part_index(part.stream) {
-                Some(si) => self.legacy_part(si, x, resp_items),
-                None => x,
+            if let Some(si) = self.legacy.part_index(part.stream) {
+                let spent = self.legacy_part(si, x, resp_items);
+                return Spent {
+                    exchange: Some(spent),
+                    request: req_items,
+                    ..Spent::default()
+                };
+            }
+            // A later part of a standalone stream is read as its first part was.
+            let scope = if part.more {
+                self.standalone.get(&part.stream).map(|(s, _)| s.clone())
+            } else {
+                self.standalone.remove(&part.stream).map(|(s, _)| s)
             };
+            if let Some(scope) = scope {
+                self.responses_on_get(locator, &x, &resp_items, &scope);
+            }
             return Spent {
-                exchange: Some(spent),
+                exchange: Some(x),
                 request: req_items,
-                ..Spent::default()
+                response: resp_items,
+                stdio: None,
             };
         }
         let mut scope = self.scope_of(&x);
@@ -847,8 +861,28 @@ impl Correlator {
             });
             return;
         }
-        // A stream that is no resumption must not carry responses (2025-03-26+ "MUST NOT").
-        for item in &items {
+        // A standalone stream handed on in parts: its later parts are read the same
+        // way, in its scope (they carry no headers).
+        if let Some(part) = x.part.filter(|p| p.more) {
+            if self.standalone.len() >= super::MAX_SCOPES {
+                super::forget_older_half(&mut self.standalone, |(_, at)| *at);
+            }
+            self.standalone
+                .insert(part.stream, (scope.clone(), self.out.exchanges));
+        }
+        self.responses_on_get(locator, &x, &items, scope);
+    }
+
+    /// A stream that is no resumption must not carry responses (2025-03-26+ "MUST
+    /// NOT"): each is a stray, and the first whose call is still open resumes it.
+    fn responses_on_get(
+        &mut self,
+        locator: &Locator,
+        x: &HttpExchange,
+        items: &[Item],
+        scope: &Scope,
+    ) {
+        for item in items {
             let Some(r) = item.message() else { continue };
             if r.kind() != Kind::Response {
                 continue;

@@ -487,6 +487,10 @@ pub struct Correlator {
     /// The legacy transport's GET streams, and the calls answered 202 that wait for
     /// them (kept apart from `open`, which is bounded and searched per exchange).
     legacy: http::Legacy,
+    /// Standalone GET streams handed on in parts, more to come: the reader's key to
+    /// the stream's scope, and when it began (`Analysis::exchanges`); past
+    /// `MAX_SCOPES` the older half is forgotten.
+    standalone: HashMap<u64, (Scope, u64)>,
     /// Request ids seen per scope, for ID_REUSED.
     requests: ids::IdLog,
     /// Scopes whose session ended with a 404, with when (`Analysis::exchanges`);
@@ -1828,6 +1832,59 @@ mod spent_tests {
             h.end = End::Closed;
         }
         x
+    }
+
+    /// Part `index` of the standalone GET stream `key` of session `sid` (its first
+    /// part has the request's headers; later ones none), carrying results for `ids`
+    /// and a log notification.
+    fn standalone_part(key: u64, index: u32, more: bool, sid: &str, ids: &[u64]) -> Exchange {
+        let mut x = legacy_part(key, index, more, "", ids);
+        let Payload::Http(h) = &mut x.payload else {
+            unreachable!()
+        };
+        let Some(Body::Sse(sse)) = h.response.as_mut().map(|r| &mut r.body) else {
+            unreachable!()
+        };
+        if index == 0 {
+            sse.events.remove(0);
+            h.request.headers.push("Mcp-Session-Id", sid);
+        }
+        x
+    }
+
+    /// A standalone GET stream handed on in parts: a response in a later part,
+    /// which carries no headers, is a stray of the session its first part named;
+    /// its last part lets the stream go; and the streams remembered are bounded.
+    #[test]
+    fn a_standalone_stream_in_parts_is_read_in_its_first_parts_scope() {
+        let strays = |c: &Correlator| -> Vec<String> {
+            c.observations
+                .iter()
+                .chain(c.released_obs.iter())
+                .filter_map(|(_, o)| match o {
+                    Observation::StrayResponse { scope, id, .. } => Some(format!("{scope} {id}")),
+                    _ => None,
+                })
+                .collect()
+        };
+        let mut c = Correlator::new();
+        c.exchange(standalone_part(7, 0, true, "s9", &[]));
+        c.exchange(standalone_part(7, 1, true, "", &[]));
+        assert!(strays(&c).is_empty());
+        c.exchange(standalone_part(7, 2, true, "", &[5]));
+        let s9 = Scope::session("s9");
+        assert_eq!(strays(&c), [format!("{s9} 5")]);
+        c.exchange(standalone_part(7, 3, false, "", &[6]));
+        assert_eq!(strays(&c), [format!("{s9} 5"), format!("{s9} 6")]);
+        assert!(c.standalone.is_empty(), "the last part lets it go");
+        // A part of a stream no longer remembered is counted, not read.
+        c.exchange(standalone_part(7, 4, true, "", &[8]));
+        assert_eq!(strays(&c).len(), 2);
+        assert_eq!(c.out.exchanges, 1, "one stream, one exchange");
+        for key in 100..100 + 3 * MAX_SCOPES as u64 {
+            c.exchange(standalone_part(key, 0, true, &format!("s{key}"), &[]));
+            assert!(c.standalone.len() <= MAX_SCOPES);
+        }
     }
 
     /// A legacy stream handed on in parts: a call is joined as soon as its response

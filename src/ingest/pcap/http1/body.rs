@@ -1,8 +1,9 @@
 //! A response body as it arrives: `Content-Encoding` undone through the shared bounded
 //! decoder (`ingest::inflate`), then kept as bytes up to the body cap, or streamed into
 //! the SSE parser with the stream's event budget. Every cut is remembered as a cap
-//! diagnostic naming the flag that raises it. A legacy session's stream is handed on
-//! in parts instead (`Content::take_part`), so it is never cut.
+//! diagnostic naming the flag that raises it. A stream that may last as long as its
+//! session (a legacy session's, or a standalone GET stream) is handed on in parts
+//! instead (`Content::take_part`), so it is never cut and holds no more than a part.
 
 use super::Caps;
 use crate::ingest::inflate::{Coding, Inflater, Stop};
@@ -25,10 +26,14 @@ pub(in crate::ingest::pcap) struct Stream {
     /// Offset of the current parser's first byte in the body.
     base: u64,
     problems: Vec<String>,
-    /// Whether the first event named `endpoint` (the HTTP+SSE transport of
-    /// 2024-11-05); unknown until an event came. Only such a stream is handed on in
-    /// parts: its session's every response rides it.
-    legacy: Option<bool>,
+    /// The answer to a GET that resumes nothing (no `Last-Event-ID`): a session's
+    /// standalone stream (MCP 2025-03-26 and later, Transports §Listening for
+    /// Messages from the Server), or a legacy session's.
+    standalone: bool,
+    /// Whether the stream is handed on in parts: a standalone one, or one whose
+    /// first event named `endpoint` (the HTTP+SSE transport of 2024-11-05, whose
+    /// every response rides it); unknown until an event came.
+    parted: Option<bool>,
     /// Parts handed on so far, and the body bytes they covered.
     parts: u32,
     parted_bytes: u64,
@@ -38,13 +43,14 @@ pub(in crate::ingest::pcap) struct Stream {
     part_answers: bool,
 }
 
-/// A legacy session stream is handed on as soon as a segment brought an event that
-/// may be a response (so that its call is judged before the POSTs that follow it
-/// pile up: a session may have many calls in flight, and a capture many sessions),
-/// or once its part holds this many events or bytes of event data (or the stream's
-/// own budget, if smaller). It holds no more than a part.
-const PART_EVENTS: usize = 1024;
-const PART_DATA: u64 = 1 << 20;
+/// A stream handed on in parts is handed on as soon as a segment brought an event
+/// that may be a response (so that a legacy call is judged before the POSTs that
+/// follow it pile up: a session may have many calls in flight, and a capture many
+/// sessions), or once its part holds this many events or bytes of event data (or the
+/// stream's own budget, if smaller). It holds no more than a part, however long the
+/// session: a capture of many sessions holds many such streams at once.
+const PART_EVENTS: usize = 64;
+const PART_DATA: u64 = 64 << 10;
 
 /// What is kept of a body.
 #[derive(Debug)]
@@ -87,8 +93,9 @@ impl Content {
         }
     }
 
-    /// An event stream body.
-    pub(in crate::ingest::pcap) fn sse(caps: Caps) -> Kept {
+    /// An event stream body; `standalone` when it answers a GET that resumes
+    /// nothing (see `Stream::standalone`).
+    pub(in crate::ingest::pcap) fn sse(caps: Caps, standalone: bool) -> Kept {
         Kept::Sse(Box::new(Stream {
             parser: SseParser::new(caps.sse.event_bytes),
             events: Events::new(caps.sse),
@@ -96,7 +103,8 @@ impl Content {
             resync: false,
             base: 0,
             problems: Vec::new(),
-            legacy: None,
+            standalone,
+            parted: None,
             parts: 0,
             parted_bytes: 0,
             part_data: 0,
@@ -105,12 +113,13 @@ impl Content {
     }
 
     /// The events read since the last part, as a part of the stream to hand on now,
-    /// with its index; `None` unless this is a legacy session stream whose part is full.
+    /// with its index; `None` unless this stream is handed on in parts and its part
+    /// is full.
     pub(in crate::ingest::pcap) fn take_part(&mut self) -> Option<(SseBody, u32)> {
         let Kept::Sse(s) = &mut self.kept else {
             return None;
         };
-        if s.legacy != Some(true)
+        if s.parted != Some(true)
             || !(s.part_answers
                 || s.events.len() >= PART_EVENTS.min(self.caps.sse.events)
                 || s.part_data >= PART_DATA.min(self.caps.sse.bytes))
@@ -303,15 +312,17 @@ impl Stream {
             parser,
             events,
             base,
-            legacy,
+            standalone,
+            parted,
             part_data,
             part_answers,
             ..
         } = self;
         let base = *base;
+        let standalone = *standalone;
         parser.feed(data, Some(ts), &mut |mut ev| {
             ev.offset += base;
-            if *legacy.get_or_insert_with(|| ev.event == "endpoint") {
+            if *parted.get_or_insert_with(|| standalone || ev.event == "endpoint") {
                 *part_data += ev.data.len() as u64;
                 *part_answers |= names_an_id(&ev.data);
             }
@@ -325,7 +336,7 @@ impl Stream {
 }
 
 /// Whether event data has an `"id"` member, as a response (and a server's request)
-/// has and a notification has not: what ends a part of a legacy stream. One SIMD
+/// has and a notification has not: what ends a part of a stream. One SIMD
 /// search, where a parse or a plain substring search per event costs several times
 /// more on a stream of log notifications.
 fn names_an_id(data: &str) -> bool {
@@ -378,7 +389,7 @@ mod tests {
 
     #[test]
     fn event_stream_keeps_its_budget_and_counts_the_rest() {
-        let mut c = Content::new(None, Content::sse(caps(1000)), caps(1000));
+        let mut c = Content::new(None, Content::sse(caps(1000), false), caps(1000));
         for i in 0..10 {
             c.absorb(format!("data: {{\"n\":{i}}}\n\n").as_bytes(), Timestamp(i));
         }
@@ -397,7 +408,7 @@ mod tests {
     fn a_stream_that_loses_responses_reports_a_problem() {
         let mut budget = caps(1000);
         budget.sse.bytes = 300;
-        let mut c = Content::new(None, Content::sse(budget), budget);
+        let mut c = Content::new(None, Content::sse(budget, false), budget);
         for i in 0..10 {
             let ev = format!("data: {{\"id\":{i},\"result\":{{\"content\":[]}}}}\n\n");
             c.absorb(ev.as_bytes(), Timestamp(i));
@@ -413,16 +424,18 @@ mod tests {
         );
     }
 
-    /// Only a stream whose first event is `endpoint` (a legacy session's) is handed
-    /// on in parts: at the end of a segment that brought an event that may be a
-    /// response, or once the part reaches the stream's budget. The events of the
-    /// parts and of the rest are every event once, and the bytes they cover add up.
+    /// A stream whose first event is `endpoint` (a legacy session's), and one that
+    /// answers a GET that resumes nothing, are handed on in parts: at the end of a
+    /// segment that brought an event that may be a response, or once the part
+    /// reaches the stream's budget. The events of the parts and of the rest are every
+    /// event once, and the bytes they cover add up. Any other stream (a POST's, a
+    /// resumption's) is kept whole, within its budget.
     #[test]
-    fn only_a_legacy_session_stream_is_handed_on_in_parts() {
-        for legacy in [true, false] {
+    fn only_streams_that_may_last_a_session_are_handed_on_in_parts() {
+        for (legacy, standalone) in [(true, false), (false, true), (false, false)] {
             let mut budget = caps(1000);
             budget.sse.events = 10;
-            let mut c = Content::new(None, Content::sse(budget), budget);
+            let mut c = Content::new(None, Content::sse(budget, standalone), budget);
             let mut fed = 0;
             let mut parts = Vec::new();
             let first = if legacy { "event: endpoint\n" } else { "" };
@@ -446,7 +459,7 @@ mod tests {
             assert_eq!(c.parts() as usize, parts.len());
             let (body, notes) = c.finish();
             let Body::Sse(rest) = body else { panic!() };
-            if !legacy {
+            if !legacy && !standalone {
                 assert!(parts.is_empty());
                 assert_eq!(
                     rest.events.len(),

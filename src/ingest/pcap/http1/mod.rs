@@ -665,7 +665,13 @@ impl Http1 {
                 let kept = if matches!(framing, Framing::Length(0)) {
                     Kept::None
                 } else if headers.media_type_is("text/event-stream") {
-                    Content::sse(self.caps)
+                    // A GET that resumes nothing opens a stream that may last as long
+                    // as its session: it is handed on in parts.
+                    let standalone = self.pending.front().is_some_and(|p| {
+                        p.req.method.eq_ignore_ascii_case("GET")
+                            && p.req.headers.get("last-event-id").is_none()
+                    });
+                    Content::sse(self.caps, standalone)
                 } else {
                     Kept::Bytes(Vec::new())
                 };
@@ -785,8 +791,8 @@ impl Http1 {
         }
     }
 
-    /// Hands on the front response's event stream so far, if it is a legacy
-    /// session stream whose part is full (`body::Content::take_part`).
+    /// Hands on the front response's event stream so far, if it is handed on in
+    /// parts and its part is full (`body::Content::take_part`).
     fn emit_part(&mut self, cx: &mut Ctx) {
         let Some(p) = self.pending.front_mut() else {
             return;

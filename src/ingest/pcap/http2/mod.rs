@@ -720,7 +720,8 @@ impl Http2 {
         let kept = if bodyless {
             Kept::None
         } else if headers.media_type_is("text/event-stream") {
-            Content::sse(caps)
+            // HTTP/2 hands on no parts yet: every stream is kept whole, in its budget.
+            Content::sse(caps, false)
         } else {
             Kept::Bytes(Vec::new())
         };
