@@ -19,6 +19,10 @@ SHAPE:
              stream before each response (megabytes is ignored: CALLS=n, 20,000;
              SESSIONS=n such sessions one after another, 1; or CONCURRENT=n
              sessions at once, their calls taking turns)
+  standalone CONCURRENT=n Streamable HTTP sessions at once (200), each with its
+             standalone GET stream open for the whole capture, where the server
+             logs two notifications per call; each call is answered by JSON on its
+             POST (megabytes is ignored: CALLS=n per session, 1,000)
 """
 import gzip
 import json
@@ -238,6 +242,36 @@ def legacy_steps(pcap, calls, n):
     stream.close()
 
 
+def standalone_steps(pcap, calls, n):
+    """A Streamable HTTP session that opened its standalone GET stream (MCP 2025-03-26
+    and later): the server logs each call there, two notifications per call, while the
+    call's response comes on its POST. One call at a time; sessions run at once."""
+    sid = f"sess-{n:08x}"
+    posts = Conn(pcap, 20000 + 2 * (n % 5000), 3 * n + 1)
+    session_start(posts, sid, 1)
+    stream = Conn(pcap, 20001 + 2 * (n % 5000), 3 * n + 2)
+    stream.send(True, (f"GET /mcp HTTP/1.1\r\nHost: 10.0.0.1:8000\r\nAccept: text/event-stream\r\n"
+                       f"Mcp-Session-Id: {sid}\r\n\r\n").encode())
+    stream.send(False, b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                       b"Transfer-Encoding: chunked\r\n\r\n")
+    for k in range(calls):
+        rid = 10 + k
+        posts.send(True, request({"jsonrpc": "2.0", "id": rid, "method": "tools/call",
+                                  "params": {"name": f"tool_{k % 10}", "arguments": {"path": f"d/{n}/{k}"}}}, sid))
+        for step in ("started", "done"):
+            ev = json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                             "params": {"level": "info", "logger": "tools",
+                                        "data": f"call {rid} {step} {TEXT[:100]}"}})
+            ev = f"event: message\ndata: {ev}\n\n".encode()
+            stream.send(False, b"%x\r\n" % len(ev) + ev + b"\r\n")
+        posts.send(False, json_response({"jsonrpc": "2.0", "id": rid, "result": {
+            "content": [{"type": "text", "text": f"{n}.{k} {TEXT[:300]}"}]}}, sid))
+        yield
+    stream.send(False, b"0\r\n\r\n")
+    stream.close()
+    posts.close()
+
+
 def main():
     shape, out = sys.argv[1], sys.argv[2]
     target = int(sys.argv[3]) * 1_000_000 if len(sys.argv) > 3 else 200_000_000
@@ -257,6 +291,13 @@ def main():
     elif shape == "legacy":
         n = sum(legacy(p, int(os.environ.get("CALLS", "20000")), k)
                 for k in range(int(os.environ.get("SESSIONS", "1"))))
+    elif shape == "standalone":
+        # Sessions that run at once, each with its standalone GET stream open.
+        calls = int(os.environ.get("CALLS", "1000"))
+        going = [standalone_steps(p, calls, k) for k in range(int(os.environ.get("CONCURRENT", "200")))]
+        while going:
+            going = [g for g in going if next(g, StopIteration) is not StopIteration]
+        n = 2 * int(os.environ.get("CONCURRENT", "200"))
     elif shape == "flows":
         n = flows(p, int(os.environ.get("FLOWS", "200000")))
     else:

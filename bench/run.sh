@@ -16,7 +16,7 @@ dir=${1:-/tmp/mcpsift-bench}
 mb=${2:-150}
 limit=${LIMIT:-300}
 repeat=${REPEAT:-3}
-shapes=${SHAPES:-"keepalive current flows large legacy legacy-many har browser jsonl small stdio archive dir"}
+shapes=${SHAPES:-"keepalive current flows large legacy legacy-many standalone har browser jsonl small stdio archive dir"}
 mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
 bin=./target/release/mcpsift
@@ -29,6 +29,7 @@ file_of() {
     large) echo "$dir/large.pcap" ;;
     legacy) echo "$dir/legacy.pcap" ;;
     legacy-many) echo "$dir/legacy-many.pcap" ;;
+    standalone) echo "$dir/standalone.pcap" ;;
     har) echo "$dir/sessions.har" ;;
     browser) echo "$dir/browser.har" ;;
     jsonl) echo "$dir/sessions.jsonl" ;;
@@ -50,6 +51,9 @@ generate() {
     # 200 legacy sessions at once, their calls taking turns: long streams that go
     # on while calls of every session are in flight (about 1.6 KB per call).
     legacy-many) CONCURRENT=200 CALLS=$((mb * 3)) python3 bench/make_shapes_pcap.py legacy "$f" ;;
+    # 200 Streamable HTTP sessions at once, each with its standalone GET stream
+    # open, where the server logs each call (about 1.9 KB per call).
+    standalone) CONCURRENT=200 CALLS=$((mb * 8 / 3)) python3 bench/make_shapes_pcap.py standalone "$f" ;;
     har) python3 tests/fixtures/har/make_big_har.py "$f" "$mb" 8 ;;
     browser) python3 bench/make_har_shapes.py browser "$f" "$mb" ;;
     jsonl) python3 bench/make_big_jsonl.py "$f" "$mb" 8 ;;
