@@ -41,6 +41,15 @@ const BUFFER: usize = 1 << 20;
 const BUFFER_MAX: usize = 16 << 20;
 /// Most connections tracked at once; the least recently seen is closed past this.
 const MAX_CONNS: usize = 65_536;
+/// Bytes held out of order, behind holes, over all connections: past it the
+/// connections holding most give up their holes until half is left. Each direction
+/// may hold 1 MiB (`tcp::DEFAULT_OOO_CAP`), but a capture that missed a packet of
+/// each of thousands of live connections (a kernel that dropped packets under load)
+/// would otherwise hold that for each of them.
+const HELD_BUDGET: usize = 64 << 20;
+/// Delivered bytes kept over all connections to compare retransmissions against:
+/// each direction keeps up to `tcp::RECENT`, less when many connections are live.
+const RECENT_BUDGET: usize = 32 << 20;
 /// Most TLS handshakes whose embedded secrets are kept (about 30 MB); a block
 /// is at most 16 MiB, so one past this adds a bounded amount.
 const MAX_EMBEDDED_HANDSHAKES: usize = 100_000;
@@ -251,6 +260,12 @@ struct State {
     counts: HashMap<&'static str, (Kind, u64)>,
     /// Connections closed early to stay under `max_conns`.
     evicted: u64,
+    /// Bytes the live connections hold out of order (`HELD_BUDGET`), and the
+    /// connections made to give up their holes to stay under it.
+    held: usize,
+    relieved: u64,
+    /// `HELD_BUDGET`, smaller in tests.
+    held_budget: usize,
     stopped: Option<(Kind, String)>,
     /// Key logs from `--tls-keylog`.
     given: Arc<KeyLog>,
@@ -292,6 +307,9 @@ impl State {
             max_conns: MAX_CONNS,
             counts: HashMap::new(),
             evicted: 0,
+            held: 0,
+            relieved: 0,
+            held_budget: HELD_BUDGET,
             stopped: None,
             given: Arc::default(),
             embedded: KeyLog::default(),
@@ -525,12 +543,14 @@ impl State {
         let Some(mut c) = self.conns.take(slot) else {
             return;
         };
+        let held = c.held();
         let before = self.out.len();
         let d = usize::from(c.ends[0] != from);
         c.last_ts = c.last_ts.max(seg.ts);
         c.last_frame = seg.frame;
         let mut chunks = tcp::Chunks::new();
         if let Some(h) = c.half.get_mut(d) {
+            h.set_window(RECENT_BUDGET / (2 * self.conns.len().max(1)));
             h.push(seg, &mut chunks);
         }
         let mut tx = TlsCx {
@@ -563,18 +583,83 @@ impl State {
             }
             self.opaque_tls += tx.opaque;
             self.trail(before, c.stream, c.tls_trail());
+            self.held = self.held.saturating_sub(held) + c.held();
             self.conns.remove(slot);
             self.close(c, End2::Reset);
             return;
         }
         self.opaque_tls += tx.opaque;
         self.trail(before, c.stream, c.tls_trail());
+        self.held = self.held.saturating_sub(held) + c.held();
         if c.fin_done[0] && c.fin_done[1] {
             self.conns.remove(slot);
             self.close(c, End2::Closed);
             return;
         }
         self.conns.put_back(slot, c);
+        if self.held > self.held_budget {
+            self.relieve(seg.ts);
+        }
+    }
+
+    /// Past `HELD_BUDGET`, the connections holding most bytes behind holes give them
+    /// up (as past a direction's own cap: the missing bytes are lost, what waited is
+    /// read) until half the budget is left. One pass over the table frees at least
+    /// half the budget, so its cost is spread over that many bytes.
+    fn relieve(&mut self, ts: Timestamp) {
+        let mut holders: Vec<(usize, u32)> = self
+            .conns
+            .values()
+            .filter(|(_, c)| c.held() > 0)
+            .map(|(slot, c)| (c.held(), slot))
+            .collect();
+        holders.sort_unstable_by(|a, b| b.cmp(a));
+        for (_, slot) in holders {
+            if self.held <= self.held_budget / 2 {
+                break;
+            }
+            let Some(mut c) = self.conns.take(slot) else {
+                continue;
+            };
+            self.relieved += 1;
+            if self.relieved == 1 {
+                self.frame_problem(
+                    "relieve",
+                    Kind::Cap,
+                    format!("cap: more than {} MiB waited behind holes over all TCP connections; from here the connections holding most give up their holes as lost each time (a fixed limit)", self.held_budget >> 20),
+                );
+            }
+            let held = c.held();
+            let before = self.out.len();
+            let mut tx = TlsCx {
+                keys: Keyring {
+                    given: &self.given,
+                    embedded: &self.embedded,
+                },
+                opaque: 0,
+            };
+            let mut cx = Ctx {
+                diags: &mut self.diags,
+                out: &mut self.out,
+            };
+            for side in 0..2 {
+                let mut chunks = tcp::Chunks::new();
+                if let Some(h) = c.half.get_mut(side) {
+                    h.give_up_holes(ts, &mut chunks);
+                }
+                c.feed(side, chunks, self.caps, &mut tx, &mut cx);
+            }
+            c.check_fins(ts, &mut cx);
+            self.opaque_tls += tx.opaque;
+            self.trail(before, c.stream, c.tls_trail());
+            self.held = self.held.saturating_sub(held) + c.held();
+            if c.fin_done[0] && c.fin_done[1] {
+                self.conns.remove(slot);
+                self.close(c, End2::Closed);
+            } else {
+                self.conns.restore(slot, c);
+            }
+        }
     }
 
     /// Marks the exchanges emitted since `before` as ended at the current frame of
@@ -671,6 +756,7 @@ impl State {
 
     /// Ends a connection: flushes its streams and reports what it carried.
     fn close(&mut self, mut c: Box<Conn>, how: End2) {
+        self.held = self.held.saturating_sub(c.held());
         let ts = c.last_ts;
         let before = self.out.len();
         let mut tx = TlsCx {
@@ -761,6 +847,12 @@ impl State {
                 ),
             ));
         }
+        if self.relieved > 1 {
+            self.diags.push(Problem::cap(
+                Locator::Input,
+                format!("cap: {} times in all a TCP connection gave up its holes to keep the bytes held behind holes over all connections under {} MiB (each connection names its lost bytes)", self.relieved, self.held_budget >> 20),
+            ));
+        }
         if self.evicted > 1 {
             self.diags.push(Problem::cap(
                 Locator::Input,
@@ -805,6 +897,11 @@ enum End2 {
 }
 
 impl Conn {
+    /// Bytes both directions hold out of order.
+    fn held(&self) -> usize {
+        self.half.iter().map(HalfStream::held).sum()
+    }
+
     /// One end of the connection; it prints as `ip:port` (`[ip]:port` for IPv6), and
     /// is only printed when needed: most connections never print theirs.
     fn endpoint(&self, d: usize) -> SocketAddr {
@@ -1222,6 +1319,13 @@ impl Conn {
                     stats.cap_hits
                 ));
             }
+            if stats.budget_hits > 0 {
+                notes.push(format!(
+                    "its holes were given up as lost {} time(s), to keep the bytes held behind holes over all connections under {} MiB",
+                    stats.budget_hits,
+                    HELD_BUDGET >> 20
+                ));
+            }
             if stats.gap_bytes > 0 {
                 notes.push(format!(
                     "{} bytes are missing from the capture (lost packets or snap length)",
@@ -1338,6 +1442,69 @@ mod tests {
             ts: Timestamp(frame as i64),
             frame,
         }
+    }
+
+    /// A capture that missed a packet of each of many live connections: what
+    /// waits behind the holes stays within the reader's budget (the connections
+    /// holding most give their holes up, their bytes then read), the count of held
+    /// bytes stays true, and every byte sent is read or counted lost.
+    #[test]
+    fn bytes_held_behind_holes_stay_within_one_budget_for_all_connections() {
+        let mut st = State::new(&Limits::default());
+        st.held_budget = 64 << 10;
+        let server: Endpoint = (IpAddr::V4(Ipv4Addr::LOCALHOST), 80);
+        let client = |port: u16| -> Endpoint { (IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), port) };
+        let data = |seq: u32, payload: &'static [u8], frame: u64| Segment {
+            seq,
+            syn: false,
+            fin: false,
+            data: payload,
+            missing: 0,
+            ts: Timestamp(frame as i64),
+            frame,
+        };
+        const CONNS: u16 = 100;
+        const ROUNDS: u32 = 40;
+        let piece: &'static [u8] = &[b'x'; 1000];
+        let mut frame = 0;
+        for i in 0..CONNS {
+            frame += 1;
+            st.tcp(client(20_000 + i), server, syn(frame), false, true);
+        }
+        // Each connection loses its first 10 bytes, then sends 1,000 at a time.
+        for r in 0..ROUNDS {
+            for i in 0..CONNS {
+                frame += 1;
+                st.tcp(
+                    client(20_000 + i),
+                    server,
+                    data(1011 + r * 1000, piece, frame),
+                    false,
+                    false,
+                );
+                let held: usize = st.conns.values().map(|(_, c)| c.held()).sum();
+                assert_eq!(st.held, held, "the count is true");
+                assert!(st.held <= st.held_budget, "{}", st.held);
+            }
+        }
+        assert!(st.relieved > 0);
+        let relieved: Vec<_> = st.diags.iter().filter(|d| d.kind == Kind::Cap).collect();
+        assert_eq!(
+            relieved.len(),
+            1,
+            "the first listed, with its frame: {relieved:?}"
+        );
+        st.finish();
+        let (mut read, mut lost) = (0, 0);
+        for d in &st.diags {
+            if let Some(at) = d.message.find(" bytes are missing from the capture") {
+                let n = d.message[..at].rsplit(' ').next().unwrap_or_default();
+                lost += n.parse::<u64>().unwrap();
+                read += 1;
+            }
+        }
+        assert_eq!(read, u64::from(CONNS), "each connection names its loss");
+        assert_eq!(lost, u64::from(CONNS) * 10);
     }
 
     #[test]

@@ -93,6 +93,22 @@ impl<K: Copy + Hash + Eq, V> Table<K, V> {
         self.link_newest(slot);
     }
 
+    /// Puts a taken value back where it was in the order of use: work that no
+    /// packet of its own caused.
+    pub(super) fn restore(&mut self, slot: u32, value: V) {
+        if let Some(x) = self.slots.get_mut(slot as usize) {
+            x.value = Some(value);
+        }
+    }
+
+    /// Every value not out for work, with its slot, in slot order.
+    pub(super) fn values(&self) -> impl Iterator<Item = (u32, &V)> {
+        self.slots
+            .iter()
+            .enumerate()
+            .filter_map(|(i, s)| Some((i as u32, s.value.as_ref()?)))
+    }
+
     /// Removes the entry in `slot`, returning its value unless it is out for work.
     pub(super) fn remove(&mut self, slot: u32) -> Option<V> {
         let x = self.slots.get_mut(slot as usize)?;

@@ -18,8 +18,9 @@ pub const DEFAULT_OOO_CAP: usize = 1 << 20;
 /// Most segments held out of order per direction: tiny or empty-but-cut segments
 /// would otherwise grow the buffer without growing its byte count.
 const MAX_HELD_SEGMENTS: usize = 16 << 10;
-/// Delivered bytes kept to compare retransmissions against.
-const RECENT: usize = 64 << 10;
+/// Delivered bytes kept to compare retransmissions against, at most (the reader
+/// narrows the window when many connections are live: `HalfStream::set_window`).
+pub const RECENT: usize = 64 << 10;
 
 /// What a direction delivers, in stream order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -88,6 +89,8 @@ pub struct Stats {
     pub gap_bytes: u64,
     /// Times the out-of-order buffer cap forced a hole to be given up on.
     pub cap_hits: u64,
+    /// Times the reader's budget over all connections did (`give_up_holes`).
+    pub budget_hits: u64,
     /// Bytes that arrived before the first byte this direction was synced to.
     pub before_start: u64,
     /// Held pieces looked at while inserting and merging: tests check it stays linear
@@ -111,6 +114,8 @@ pub struct HalfStream {
     recent: VecDeque<u8>,
     /// Offset of `recent[0]`.
     recent_start: u64,
+    /// How many delivered bytes `recent` keeps (at most `RECENT`).
+    window: usize,
     /// Offset of the FIN, once seen.
     fin_at: Option<u64>,
     pub stats: Stats,
@@ -126,6 +131,7 @@ impl HalfStream {
             cap,
             recent: VecDeque::new(),
             recent_start: 0,
+            window: RECENT,
             fin_at: None,
             stats: Stats::default(),
         }
@@ -138,6 +144,31 @@ impl HalfStream {
         self.pending.clear();
         self.pending_bytes = 0;
         n
+    }
+
+    /// Bytes held out of order, waiting behind a hole.
+    pub fn held(&self) -> usize {
+        self.pending_bytes
+    }
+
+    /// How many delivered bytes to keep for retransmissions to be compared against
+    /// (at most `RECENT`); a smaller window applies from the next delivery on.
+    pub fn set_window(&mut self, window: usize) {
+        self.window = window.min(RECENT);
+    }
+
+    /// Gives up on every hole, delivering what waited behind them with gaps in
+    /// between, as the out-of-order cap does: for a reader over its budget of bytes
+    /// held over all connections. The FIN's place is kept; more may still come.
+    pub fn give_up_holes(&mut self, ts: Timestamp, out: &mut Chunks<'_>) {
+        if self.pending.is_empty() {
+            return;
+        }
+        self.stats.budget_hits += 1;
+        while let Some((&k, _)) = self.pending.first_key_value() {
+            self.skip_to(k, out);
+            self.drain(ts, out);
+        }
     }
 
     /// True once every byte up to the FIN was delivered or given up on.
@@ -231,10 +262,7 @@ impl HalfStream {
             let dup = (self.next - start).min(total);
             self.stats.duplicate_bytes += dup;
             let dup_data = (dup as usize).min(data.len());
-            let differ = self
-                .recent_range(start, dup_data)
-                .map(|old| old.zip(data.iter()).filter(|(a, b)| a != b).count());
-            self.stats.conflicting_bytes += differ.unwrap_or(0) as u64;
+            self.stats.conflicting_bytes += self.conflicts(start, &data[..dup_data]);
             data = data.get(dup_data..).unwrap_or(&[]);
             missing -= dup - dup_data as u64;
             total -= dup;
@@ -366,11 +394,25 @@ impl HalfStream {
         }
     }
 
-    /// The delivered bytes `start..start + len`, when all of them are still kept.
-    fn recent_range(&self, start: u64, len: usize) -> Option<impl Iterator<Item = &u8>> {
-        let from = usize::try_from(start.checked_sub(self.recent_start)?).ok()?;
-        let to = from.checked_add(len)?;
-        (to <= self.recent.len()).then(|| self.recent.range(from..to))
+    /// Bytes of `data`, delivered before from offset `start` on, that differ from
+    /// the copy the window still keeps of them (older bytes are not compared).
+    fn conflicts(&self, start: u64, data: &[u8]) -> u64 {
+        let from = start.max(self.recent_start);
+        let (Ok(skip), Ok(at)) = (
+            usize::try_from(from - start),
+            usize::try_from(from - self.recent_start),
+        ) else {
+            return 0;
+        };
+        let Some(data) = data.get(skip..) else {
+            return 0;
+        };
+        let at = at.min(self.recent.len());
+        self.recent
+            .range(at..)
+            .zip(data)
+            .filter(|(a, b)| a != b)
+            .count() as u64
     }
 
     fn forget_recent(&mut self) {
@@ -421,15 +463,20 @@ impl HalfStream {
 
     /// Keeps `bytes`, just delivered, in the window (`next` already counts them).
     fn remember(&mut self, bytes: &[u8]) {
-        let bytes = &bytes[bytes.len().saturating_sub(RECENT)..];
-        let over = (self.recent.len() + bytes.len()).saturating_sub(RECENT);
+        let window = self.window;
+        let bytes = &bytes[bytes.len().saturating_sub(window)..];
+        let over = (self.recent.len() + bytes.len()).saturating_sub(window);
         if over > 0 {
             self.recent.drain(..over);
+        }
+        if self.recent.capacity() > 2 * window {
+            // The window narrowed (many connections went live): give back the room.
+            self.recent.shrink_to(window);
         }
         // Grown by doubling, but never past the window.
         let need = self.recent.len() + bytes.len();
         if need > self.recent.capacity() {
-            let want = need.max(2 * self.recent.capacity()).min(RECENT);
+            let want = need.max(2 * self.recent.capacity()).min(window);
             if self.recent.capacity() == 0 {
                 // A stream's first bytes (once per connection): allocated at their
                 // size directly, not through the growth path.
@@ -610,6 +657,32 @@ mod tests {
         assert_eq!(h.stats.conflicting_bytes, RECENT as u64);
         assert_eq!(h.stats.duplicate_bytes, stream.len() as u64);
         assert!(h.recent.len() <= RECENT && h.recent.capacity() <= RECENT);
+    }
+
+    /// With many connections live the reader narrows each window: the room is given
+    /// back, and a retransmission is compared only within the narrower window.
+    #[test]
+    fn a_narrowed_window_gives_back_its_room() {
+        let stream: Vec<u8> = (0..2 * RECENT).map(|i| (i % 251) as u8).collect();
+        let changed: Vec<u8> = stream.iter().map(|b| b ^ 1).collect();
+        let mut h = HalfStream::new(DEFAULT_OOO_CAP);
+        let mut out = Chunks::new();
+        h.push(seg(0, &stream[..RECENT]), &mut out);
+        assert_eq!(h.recent.len(), RECENT);
+        h.set_window(1000);
+        h.push(seg(RECENT as u32, &stream[RECENT..]), &mut out);
+        assert_eq!(h.recent.len(), 1000);
+        assert!(h.recent.capacity() <= 2000, "{}", h.recent.capacity());
+        let end = stream.len();
+        h.push(seg((end - 1500) as u32, &changed[end - 1500..]), &mut out);
+        assert_eq!(h.stats.conflicting_bytes, 1000);
+        assert_eq!(h.stats.duplicate_bytes, 1500);
+        // No window: nothing kept, nothing compared.
+        h.set_window(0);
+        h.push(seg(end as u32, b"more"), &mut out);
+        assert_eq!(h.recent.capacity(), 0);
+        h.push(seg(end as u32, b"MORE"), &mut out);
+        assert_eq!(h.stats.conflicting_bytes, 1000);
     }
 
     #[test]
