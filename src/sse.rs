@@ -408,6 +408,8 @@ pub struct Events {
     kept_bytes: u64,
     /// The budget was passed once: only the reserve keeps events from then on.
     over: bool,
+    /// Nothing more is kept (`starve`).
+    starved: bool,
     reserve_used: usize,
     reserve_bytes: u64,
     /// Events not kept that may have been responses (the reserve was full).
@@ -423,6 +425,7 @@ impl Events {
             kept: Vec::new(),
             kept_bytes: 0,
             over: false,
+            starved: false,
             reserve_used: 0,
             reserve_bytes: 0,
             responses_dropped: 0,
@@ -443,7 +446,7 @@ impl Events {
         }
         let cost = size + EVENT_COST + ev.event.len() as u64;
         let response = may_be_response(&ev.data);
-        if response && self.reserve_bytes + cost <= self.budget.bytes {
+        if response && !self.starved && self.reserve_bytes + cost <= self.budget.bytes {
             self.reserve_used += 1;
             self.reserve_bytes += cost;
             self.kept.push(ev);
@@ -452,6 +455,22 @@ impl Events {
             self.dropped += 1;
             self.dropped_bytes += size;
         }
+    }
+
+    /// The bytes the kept events hold.
+    pub fn held_bytes(&self) -> u64 {
+        self.kept_bytes + self.reserve_bytes
+    }
+
+    /// Keeps no more events: a reader out of room for the bodies it holds. Later
+    /// events are counted, as past the budget and its reserve.
+    pub fn starve(&mut self) {
+        self.over = true;
+        self.starved = true;
+    }
+
+    pub fn starved(&self) -> bool {
+        self.starved
     }
 
     /// Events not kept that may have been responses: a verdict may be missing one.

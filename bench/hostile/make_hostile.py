@@ -150,6 +150,36 @@ def main():
         p.seg(src, S, 1024 + (i % 60000), 80, i * 7, SYN)
     p.close()
 
+    # 8. 300 connections, each a response whose gzip body (15 KB) decodes to 15 MiB
+    # and never ends: each body is within its own cap, together they are not.
+    p = Pcap(f"{out}/gzip-bodies-in-flight.pcap")
+    gz = zlib.compressobj(9, zlib.DEFLATED, 31)
+    bomb = gz.compress(b"\0" * (15 << 20)) + gz.flush()
+    head = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+            b"Content-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n")
+    req = request()
+    for i in range(300):
+        port = 20000 + i
+        p.seg(C, S, port, 80, 999, SYN)
+        p.seg(S, C, 80, port, 4999, SYN | ACK)
+        p.seg(C, S, port, 80, 1000, ACK | PSH, req)
+        body = head + b"%x\r\n" % len(bomb) + bomb + b"\r\n"
+        seq = 5000
+        for piece in chunks(body, 1400):
+            p.seg(S, C, 80, port, seq, ACK | PSH, piece)
+            seq += len(piece)
+    p.close()
+
+    # 9. 200 connections each sending 16,000 one-byte segments with a hole before
+    # each: none can be delivered or merged, so each waits as its own piece.
+    p = Pcap(f"{out}/one-byte-pieces.pcap")
+    for i in range(200):
+        p.seg(C, S, 30000 + i, 80, 999, SYN)
+    for k in range(16_000):
+        for i in range(200):
+            p.seg(C, S, 30000 + i, 80, 1002 + 2 * k, ACK | PSH, b"x")
+    p.close()
+
 
 if __name__ == "__main__":
     main()

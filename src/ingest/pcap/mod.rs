@@ -18,6 +18,7 @@ use super::{IngestError, Kind, Level, Problem, Sink};
 use crate::config::Limits;
 use crate::model::{Exchange, Locator, Payload, TcpTrail, Timestamp, TlsTrail};
 use foldhash::{HashMap, HashMapExt};
+use http1::body::Gauge;
 use http1::{Caps, Ctx, Http1, Start};
 use http2::{Dir, Http2, Opening};
 use pcap_parser::pcapng::Block;
@@ -266,6 +267,9 @@ struct State {
     relieved: u64,
     /// `HELD_BUDGET`, smaller in tests.
     held_budget: usize,
+    /// What the bodies in flight keep over all connections: 8 times
+    /// `--max-record-bytes` (`http1::body::Gauge`).
+    gauge: Gauge,
     stopped: Option<(Kind, String)>,
     /// Key logs from `--tls-keylog`.
     given: Arc<KeyLog>,
@@ -310,6 +314,7 @@ impl State {
             held: 0,
             relieved: 0,
             held_budget: HELD_BUDGET,
+            gauge: Gauge::new(limits.max_record_bytes.saturating_mul(8)),
             stopped: None,
             given: Arc::default(),
             embedded: KeyLog::default(),
@@ -563,6 +568,7 @@ impl State {
         let mut cx = Ctx {
             diags: &mut self.diags,
             out: &mut self.out,
+            gauge: &self.gauge,
         };
         c.feed(d, chunks, self.caps, &mut tx, &mut cx);
         c.check_fins(seg.ts, &mut cx);
@@ -641,6 +647,7 @@ impl State {
             let mut cx = Ctx {
                 diags: &mut self.diags,
                 out: &mut self.out,
+                gauge: &self.gauge,
             };
             for side in 0..2 {
                 let mut chunks = tcp::Chunks::new();
@@ -769,6 +776,7 @@ impl State {
         let mut cx = Ctx {
             diags: &mut self.diags,
             out: &mut self.out,
+            gauge: &self.gauge,
         };
         if how == End2::CaptureEnded {
             for side in 0..2 {

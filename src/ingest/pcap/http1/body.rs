@@ -10,6 +10,68 @@ use crate::ingest::inflate::{Coding, Inflater, Stop};
 use crate::ingest::{Kind, Level};
 use crate::model::{Body, SseBody, Timestamp};
 use crate::sse::{Events, SseParser};
+use std::cell::Cell;
+use std::rc::Rc;
+
+/// What the bodies in flight of one capture keep, over all its connections,
+/// against one budget: each body's own cap bounds it alone, but a gzip body may
+/// decode to a thousand times its size and a capture may have thousands open at
+/// once. A body that would pass the budget is cut, as at its own cap.
+#[derive(Debug, Clone)]
+pub(in crate::ingest::pcap) struct Gauge {
+    used: Rc<Cell<usize>>,
+    budget: usize,
+}
+
+impl Gauge {
+    pub(in crate::ingest::pcap) fn new(budget: usize) -> Gauge {
+        Gauge {
+            used: Rc::default(),
+            budget,
+        }
+    }
+
+    /// Bytes the bodies in flight may still add.
+    fn room(&self) -> usize {
+        self.budget.saturating_sub(self.used.get())
+    }
+
+    #[cfg(test)]
+    pub(in crate::ingest::pcap) fn used(&self) -> usize {
+        self.used.get()
+    }
+}
+
+impl Default for Gauge {
+    /// No budget beyond each body's own cap.
+    fn default() -> Gauge {
+        Gauge::new(usize::MAX)
+    }
+}
+
+/// What one body counts against its capture's gauge; given back when the body is
+/// handed on or dropped.
+#[derive(Debug, Default)]
+struct Charge {
+    gauge: Option<Gauge>,
+    bytes: usize,
+}
+
+impl Charge {
+    fn set(&mut self, gauge: &Gauge, now: usize) {
+        let g = self.gauge.get_or_insert_with(|| gauge.clone());
+        g.used.set(g.used.get() - self.bytes + now);
+        self.bytes = now;
+    }
+}
+
+impl Drop for Charge {
+    fn drop(&mut self) {
+        if let Some(g) = &self.gauge {
+            g.used.set(g.used.get() - self.bytes);
+        }
+    }
+}
 
 /// A diagnostic of one exchange, reported at its frames once the exchange is done.
 pub(in crate::ingest::pcap) type Note = (Level, Kind, String);
@@ -73,6 +135,7 @@ pub(in crate::ingest::pcap) struct Content {
     /// Diagnostics for the exchange, reported when it is emitted.
     pub(in crate::ingest::pcap) notes: Vec<Note>,
     cut_reported: bool,
+    charge: Charge,
 }
 
 impl Content {
@@ -90,6 +153,7 @@ impl Content {
             truncated: false,
             notes: Vec::new(),
             cut_reported: false,
+            charge: Charge::default(),
         }
     }
 
@@ -128,6 +192,9 @@ impl Content {
         }
         s.part_answers = false;
         let events = std::mem::replace(&mut s.events, Events::new(self.caps.sse));
+        if let Some(g) = self.charge.gauge.clone() {
+            self.charge.set(&g, 0);
+        }
         let (events, _) = events.finish();
         let index = s.parts;
         s.parts += 1;
@@ -162,8 +229,8 @@ impl Content {
         self.decoder.is_none()
     }
 
-    /// Takes raw (still encoded) body bytes.
-    pub(in crate::ingest::pcap) fn absorb(&mut self, raw: &[u8], ts: Timestamp) {
+    /// Takes raw (still encoded) body bytes, counting what is kept against `gauge`.
+    pub(in crate::ingest::pcap) fn absorb(&mut self, raw: &[u8], ts: Timestamp, gauge: &Gauge) {
         if raw.is_empty() {
             return;
         }
@@ -174,8 +241,18 @@ impl Content {
             truncated,
             notes,
             cut_reported,
+            charge,
         } = self;
-        let mut take = |slice: &[u8]| keep(kept, *caps, slice, ts, truncated, notes, cut_reported);
+        let mut take = |slice: &[u8]| {
+            let room = gauge.room();
+            keep(kept, *caps, slice, ts, truncated, notes, cut_reported, room);
+            let now = match kept {
+                Kept::Bytes(b) => b.len(),
+                Kept::Sse(s) => s.events.held_bytes() as usize,
+                Kept::None => 0,
+            };
+            charge.set(gauge, now);
+        };
         let Some(dec) = decoder.as_mut() else {
             take(raw);
             return;
@@ -248,7 +325,9 @@ impl Content {
     }
 }
 
-/// Keeps one decoded slice.
+/// Keeps one decoded slice; `shared` is what the capture's bodies in flight may
+/// still add (`Gauge`).
+#[allow(clippy::too_many_arguments)]
 fn keep(
     kept: &mut Kept,
     caps: Caps,
@@ -257,28 +336,55 @@ fn keep(
     truncated: &mut bool,
     notes: &mut Vec<Note>,
     cut_reported: &mut bool,
+    shared: usize,
 ) {
+    let mut cut_shared = |notes: &mut Vec<Note>, kept: usize| {
+        *truncated = true;
+        if !*cut_reported {
+            *cut_reported = true;
+            notes.push((
+                Level::Problem,
+                Kind::Cap,
+                format!(
+                    "cap: the bodies in flight over all connections reached {} MiB (8 times --max-record-bytes); this response body was cut after {kept} bytes (raise --max-record-bytes)",
+                    (8 * caps.body) >> 20
+                ),
+            ));
+        }
+    };
     match kept {
         Kept::None => {}
         Kept::Bytes(buf) => {
-            let room = caps.body.saturating_sub(buf.len());
+            let own = caps.body.saturating_sub(buf.len());
+            let room = own.min(shared);
             if decoded.len() > room {
-                *truncated = true;
-                if !*cut_reported {
-                    *cut_reported = true;
-                    notes.push((
-                        Level::Problem,
-                        Kind::Cap,
-                        format!(
-                            "cap: the response body is longer than {} bytes; only the first {} were kept (raise --max-record-bytes)",
-                            caps.body, caps.body
-                        ),
-                    ));
+                if room < own {
+                    cut_shared(notes, buf.len() + room);
+                } else {
+                    *truncated = true;
+                    if !*cut_reported {
+                        *cut_reported = true;
+                        notes.push((
+                            Level::Problem,
+                            Kind::Cap,
+                            format!(
+                                "cap: the response body is longer than {} bytes; only the first {} were kept (raise --max-record-bytes)",
+                                caps.body, caps.body
+                            ),
+                        ));
+                    }
                 }
             }
             buf.extend_from_slice(&decoded[..decoded.len().min(room)]);
         }
-        Kept::Sse(s) => s.feed(decoded, ts),
+        Kept::Sse(s) => {
+            if shared == 0 && !s.events.starved() {
+                // No room left: later events are counted, not kept.
+                s.events.starve();
+                cut_shared(notes, s.events.held_bytes() as usize);
+            }
+            s.feed(decoded, ts);
+        }
     }
 }
 
@@ -377,7 +483,7 @@ mod tests {
         let bomb = e.finish().unwrap();
         let mut c = Content::new(Some(Coding::Gzip), Kept::Bytes(Vec::new()), caps(1000));
         for piece in bomb.chunks(100) {
-            c.absorb(piece, Timestamp(0));
+            c.absorb(piece, Timestamp(0), &Gauge::default());
         }
         assert!(c.truncated);
         let (body, notes) = c.finish();
@@ -391,7 +497,11 @@ mod tests {
     fn event_stream_keeps_its_budget_and_counts_the_rest() {
         let mut c = Content::new(None, Content::sse(caps(1000), false), caps(1000));
         for i in 0..10 {
-            c.absorb(format!("data: {{\"n\":{i}}}\n\n").as_bytes(), Timestamp(i));
+            c.absorb(
+                format!("data: {{\"n\":{i}}}\n\n").as_bytes(),
+                Timestamp(i),
+                &Gauge::default(),
+            );
         }
         let (body, notes) = c.finish();
         let Body::Sse(s) = body else { panic!() };
@@ -411,7 +521,7 @@ mod tests {
         let mut c = Content::new(None, Content::sse(budget, false), budget);
         for i in 0..10 {
             let ev = format!("data: {{\"id\":{i},\"result\":{{\"content\":[]}}}}\n\n");
-            c.absorb(ev.as_bytes(), Timestamp(i));
+            c.absorb(ev.as_bytes(), Timestamp(i), &Gauge::default());
         }
         let (body, notes) = c.finish();
         let Body::Sse(s) = body else { panic!() };
@@ -440,7 +550,7 @@ mod tests {
             let mut parts = Vec::new();
             let first = if legacy { "event: endpoint\n" } else { "" };
             let head = format!("{first}data: /messages/?session_id=1\n\n");
-            c.absorb(head.as_bytes(), Timestamp(0));
+            c.absorb(head.as_bytes(), Timestamp(0), &Gauge::default());
             fed += head.len() as u64;
             // Log notifications, with a response after each 25th (and a log
             // notification of level "error", which names no id, after each 5th).
@@ -452,7 +562,7 @@ mod tests {
                         "data: {{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{}}}}\n\n"
                     ));
                 }
-                c.absorb(ev.as_bytes(), Timestamp(i));
+                c.absorb(ev.as_bytes(), Timestamp(i), &Gauge::default());
                 fed += ev.len() as u64;
                 parts.extend(c.take_part());
             }
@@ -487,6 +597,51 @@ mod tests {
             assert_eq!(offsets.len(), 105);
             assert!(offsets.windows(2).all(|w| w[0] < w[1]));
         }
+    }
+
+    /// Bodies in flight share one gauge: a gzip body that would pass it is cut,
+    /// naming the budget; an event stream out of room keeps no more events; and a
+    /// body handed on or dropped gives its bytes back.
+    #[test]
+    fn bodies_in_flight_share_one_budget() {
+        let gauge = Gauge::new(1000);
+        let gz = |n: usize| {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+            e.write_all(&vec![b'a'; n]).unwrap();
+            e.finish().unwrap()
+        };
+        let mut first = Content::new(Some(Coding::Gzip), Kept::Bytes(Vec::new()), caps(900));
+        first.absorb(&gz(800), Timestamp(0), &gauge);
+        assert_eq!(gauge.used(), 800);
+        assert!(!first.truncated && first.notes.is_empty());
+        let mut second = Content::new(Some(Coding::Gzip), Kept::Bytes(Vec::new()), caps(900));
+        second.absorb(&gz(500), Timestamp(1), &gauge);
+        assert_eq!(gauge.used(), 1000);
+        assert!(second.truncated);
+        assert!(
+            second.notes[0].2.contains("bodies in flight")
+                && second.notes[0].2.contains("after 200 bytes"),
+            "{:?}",
+            second.notes
+        );
+        let mut stream = Content::new(None, Content::sse(caps(900), false), caps(900));
+        stream.absorb(b"data: {\"id\":1,\"result\":{}}\n\n", Timestamp(2), &gauge);
+        let (body, notes) = stream.finish();
+        let Body::Sse(s) = body else { panic!() };
+        assert!(s.events.is_empty(), "no room: counted, not kept");
+        assert!(notes
+            .iter()
+            .any(|(l, k, _)| (*l, *k) == (Level::Problem, Kind::Cap)));
+        let (Body::Bytes(b), _) = first.finish() else {
+            panic!()
+        };
+        assert_eq!(b.len(), 800);
+        assert_eq!(gauge.used(), 200, "the first body was handed on");
+        drop(second);
+        assert_eq!(gauge.used(), 0);
+        let mut third = Content::new(Some(Coding::Gzip), Kept::Bytes(Vec::new()), caps(900));
+        third.absorb(&gz(800), Timestamp(3), &gauge);
+        assert!(!third.truncated);
     }
 
     #[test]

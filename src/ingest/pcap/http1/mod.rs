@@ -133,6 +133,8 @@ pub struct Ctx<'a> {
     /// Problems and notices, typed.
     pub diags: &'a mut Vec<Problem>,
     pub out: &'a mut Vec<Exchange>,
+    /// What the capture's bodies in flight keep, over all connections.
+    pub gauge: &'a body::Gauge,
 }
 
 impl Ctx<'_> {
@@ -415,7 +417,8 @@ impl Http1 {
                         framing, content, ..
                     } = resp;
                     // Body bytes go straight to the decoder: no copy of the segment.
-                    let r = framing.push(input, &mut |b| content.absorb(b, ts));
+                    let gauge = cx.gauge;
+                    let r = framing.push(input, &mut |b| content.absorb(b, ts, gauge));
                     match r {
                         Ok(f) if !f.done => {
                             input = &input[f.used..];
@@ -1037,6 +1040,7 @@ mod tests {
         let mut cx = Ctx {
             diags: &mut diags,
             out: &mut out,
+            gauge: &Default::default(),
         };
         for (i, p) in pieces.iter().enumerate() {
             h.client_bytes(p, Timestamp(i as i64), i as u64 + 1, &mut cx);

@@ -510,7 +510,7 @@ impl Http2 {
                 let Some(r) = s.resp.as_mut() else {
                     return;
                 };
-                r.content.absorb(p, ts);
+                r.content.absorb(p, ts, cx.gauge);
                 if end {
                     self.end(h.stream, End::Complete, cx);
                 }

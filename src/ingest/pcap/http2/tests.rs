@@ -111,6 +111,7 @@ fn run(opening: Opening, pieces: &[Piece], cuts: &dyn Fn(usize, &[u8]) -> Vec<us
     let mut cx = Ctx {
         diags: &mut diags,
         out: &mut out,
+        gauge: &Default::default(),
     };
     let mut h = Http2::new(caps(), "10.0.0.2:80".into(), opening, 1, &mut cx);
     let mut last = 0;
@@ -413,6 +414,7 @@ fn a_hole_truncates_open_responses_and_frames_are_found_again() {
     let mut cx = Ctx {
         diags: &mut diags,
         out: &mut out,
+        gauge: &Default::default(),
     };
     let mut h = Http2::new(caps(), "s".into(), Opening::Preface, 1, &mut cx);
     for (i, (d, b)) in w.pieces.iter().enumerate() {
