@@ -457,9 +457,11 @@ impl Events {
         }
     }
 
-    /// The bytes the kept events hold.
+    /// What the kept events hold: their data, and what holding each costs (a
+    /// stream of tiny events holds several times its bytes).
     pub fn held_bytes(&self) -> u64 {
-        self.kept_bytes + self.reserve_bytes
+        let in_budget = (self.kept.len() - self.reserve_used) as u64;
+        self.kept_bytes + in_budget * EVENT_COST + self.reserve_bytes
     }
 
     /// Keeps no more events: a reader out of room for the bodies it holds. Later

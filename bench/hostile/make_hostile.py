@@ -180,6 +180,23 @@ def main():
             p.seg(C, S, 30000 + i, 80, 1002 + 2 * k, ACK | PSH, b"x")
     p.close()
 
+    # 10. 1,000 connections, each an event stream of 10,000 events of one byte
+    # (9 bytes each on the wire), never ended: what holding an event costs, not its
+    # bytes, is what adds up.
+    p = Pcap(f"{out}/tiny-events-in-flight.pcap")
+    body = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\n"
+            + b"data: x\n\n" * 10_000)
+    for i in range(1000):
+        port = 40000 + i
+        p.seg(C, S, port, 80, 999, SYN)
+        p.seg(S, C, 80, port, 4999, SYN | ACK)
+        p.seg(C, S, port, 80, 1000, ACK | PSH, req)
+        seq = 5000
+        for piece in chunks(body, 1400):
+            p.seg(S, C, 80, port, seq, ACK | PSH, piece)
+            seq += len(piece)
+    p.close()
+
 
 if __name__ == "__main__":
     main()
