@@ -8,7 +8,8 @@ use std::sync::Arc;
 #[derive(Debug, Clone)]
 pub struct Limits {
     /// Largest record read, in bytes: a JSONL line, a HAR entry, a JSON-array element,
-    /// an HTTP body, the event data one SSE stream keeps.
+    /// an HTTP body, the event data one SSE stream keeps; 8 times it bounds what the
+    /// bodies in flight of a capture keep together.
     pub max_record_bytes: usize,
     /// Most bytes a compressed input may expand to: one budget for the input and
     /// everything inside it (every layer, every archive member, nested archives).

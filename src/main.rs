@@ -160,7 +160,8 @@ struct AnalyzeArgs {
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Largest record read, in bytes: a JSONL line, a HAR entry, a JSON-array element,
-    /// a body, the event data kept per SSE stream.
+    /// a body, the event data kept per SSE stream (and, 8 times over, what the
+    /// bodies in flight of a capture keep together).
     #[arg(long, default_value_t = Limits::default().max_record_bytes)]
     max_record_bytes: usize,
     /// Largest SSE event (and SSE line), in bytes.
