@@ -1664,6 +1664,65 @@ fn a_standalone_get_stream_is_handed_on_in_parts_and_still_read() {
     assert!(strays[0].contains("99"), "{}", strays[0]);
 }
 
+/// The bodies in flight of a capture share one budget, 8 times
+/// `--max-record-bytes`, but a stream that answers a GET is not counted: healthy
+/// sessions keep such streams open by the hundred (a client that reconnects its
+/// standalone stream with `Last-Event-ID` after a proxy cut it), and counting them
+/// cut the responses of calls beside them (38,089 false STREAM_INCOMPLETE on 300
+/// such sessions).
+#[test]
+fn streams_that_answer_a_get_do_not_starve_the_calls_beside_them() {
+    const STREAMS: u16 = 12;
+    let mut cap = Capture::new();
+    let mut gets = Vec::new();
+    for i in 0..STREAMS {
+        let mut get = cap.conn(Link::Ethernet, 40300 + i, (100 + u32::from(i), 200));
+        cap.handshake(&mut get);
+        cap.send(
+            &mut get,
+            Side::Client,
+            b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: text/event-stream\r\nMcp-Session-Id: s1\r\nLast-Event-ID: 7\r\n\r\n",
+        );
+        cap.send(&mut get, Side::Server, &sse_head(true));
+        for k in 0..60 {
+            let note = format!(
+                "id: {k}\nevent: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"log line {k} of a stream that a client resumed\"}}}}\n\n"
+            );
+            cap.send(&mut get, Side::Server, &chunk(note.as_bytes()));
+        }
+        gets.push(get);
+    }
+    let mut posts = cap.conn(Link::Ethernet, 40400, (900, 901));
+    cap.handshake(&mut posts);
+    for id in 1..=3 {
+        cap.send(&mut posts, Side::Client, &call_request(id, ""));
+        cap.send(&mut posts, Side::Server, &json_response(id));
+    }
+    cap.fin(&mut posts, Side::Server);
+    let config = Config {
+        limits: Limits {
+            max_record_bytes: 4 << 10,
+            ..Limits::default()
+        },
+        ..Config::default()
+    };
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, a) = mcpsift::batch::analyse_reader(Cursor::new(bytes), &config).expect("read");
+    let outcomes: Vec<String> = a
+        .calls
+        .iter()
+        .map(|c| c.verdict.outcome.to_string())
+        .collect();
+    assert_eq!(outcomes, ["TOOL_SUCCESS"; 3]);
+    assert!(
+        !a.problems
+            .iter()
+            .any(|p| p.message.contains("bodies in flight")),
+        "{:?}",
+        a.problems
+    );
+}
+
 /// A legacy stream reset while calls wait: the calls answered before the reset are
 /// TOOL_SUCCESS, the ones still waiting are STREAM_INCOMPLETE on the transport, each
 /// saying the stream was reset, however many parts came before.

@@ -136,6 +136,8 @@ pub(in crate::ingest::pcap) struct Content {
     pub(in crate::ingest::pcap) notes: Vec<Note>,
     cut_reported: bool,
     charge: Charge,
+    /// Counted against the capture's gauge (`uncounted`).
+    counted: bool,
 }
 
 impl Content {
@@ -154,7 +156,18 @@ impl Content {
             notes: Vec::new(),
             cut_reported: false,
             charge: Charge::default(),
+            counted: true,
         }
+    }
+
+    /// Not counted against the capture's gauge: the answer to a GET, an event
+    /// stream that may last its session (one that resumes nothing is handed on in
+    /// parts; one that resumes another, or any over HTTP/2, is read whole within its
+    /// own budget). Healthy sessions keep such streams open by the hundred, and
+    /// counting them would cut the bodies of calls beside them.
+    pub(in crate::ingest::pcap) fn uncounted(mut self) -> Content {
+        self.counted = false;
+        self
     }
 
     /// An event stream body; `standalone` when it answers a GET that resumes
@@ -242,10 +255,15 @@ impl Content {
             notes,
             cut_reported,
             charge,
+            counted,
         } = self;
+        let counted = *counted;
         let mut take = |slice: &[u8]| {
-            let room = gauge.room();
+            let room = if counted { gauge.room() } else { usize::MAX };
             keep(kept, *caps, slice, ts, truncated, notes, cut_reported, room);
+            if !counted {
+                return;
+            }
             let now = match kept {
                 Kept::Bytes(b) => b.len(),
                 Kept::Sse(s) => s.events.held_bytes() as usize,
@@ -600,8 +618,8 @@ mod tests {
     }
 
     /// Bodies in flight share one gauge: a gzip body that would pass it is cut,
-    /// naming the budget; an event stream out of room keeps no more events; and a
-    /// body handed on or dropped gives its bytes back.
+    /// naming the budget; an event stream out of room keeps no more events, unless
+    /// it answers a GET; and a body handed on or dropped gives its bytes back.
     #[test]
     fn bodies_in_flight_share_one_budget() {
         let gauge = Gauge::new(1000);
@@ -624,6 +642,16 @@ mod tests {
             "{:?}",
             second.notes
         );
+        // The answer to a GET (a stream that may last its session) is not counted,
+        // so it neither fills the gauge nor is cut by it.
+        let mut get = Content::new(None, Content::sse(caps(900), true), caps(900)).uncounted();
+        get.absorb(b"data: {\"id\":1,\"result\":{}}\n\n", Timestamp(2), &gauge);
+        assert_eq!(gauge.used(), 1000);
+        let (Body::Sse(s), notes) = get.finish() else {
+            panic!()
+        };
+        assert_eq!(s.events.len(), 1);
+        assert!(notes.is_empty(), "{notes:?}");
         let mut stream = Content::new(None, Content::sse(caps(900), false), caps(900));
         stream.absorb(b"data: {\"id\":1,\"result\":{}}\n\n", Timestamp(2), &gauge);
         let (body, notes) = stream.finish();

@@ -684,7 +684,11 @@ impl Http1 {
                     ts,
                     frame,
                     framing,
-                    content: Content::new(coding, kept, self.caps),
+                    content: if method.eq_ignore_ascii_case("GET") {
+                        Content::new(coding, kept, self.caps).uncounted()
+                    } else {
+                        Content::new(coding, kept, self.caps)
+                    },
                 })
             }
         }

@@ -730,7 +730,11 @@ impl Http2 {
             headers,
             ts,
             frame,
-            content: Content::new(coding, kept, caps),
+            content: if s.req.method.eq_ignore_ascii_case("GET") {
+                Content::new(coding, kept, caps).uncounted()
+            } else {
+                Content::new(coding, kept, caps)
+            },
         });
         if end {
             self.end(id, End::Complete, cx);
