@@ -1356,19 +1356,27 @@ fn a_split_request_is_located_at_the_frame_that_completed_it() {
 /// connection its POSTs go on.
 fn legacy_conns(cap: &mut Capture, port: u16, sid: &str) -> (Conn, Conn) {
     let n = u32::from(port);
-    let mut stream = cap.conn(Link::Ethernet, port, (100 + n, 200));
-    let mut posts = cap.conn(Link::Ethernet, port + 1, (300 + n, 400));
-    cap.handshake(&mut stream);
-    cap.handshake(&mut posts);
-    cap.send(
-        &mut stream,
-        Side::Client,
+    let mut stream = event_stream(
+        cap,
+        port,
+        (100 + n, 200),
         b"GET /sse HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: text/event-stream\r\n\r\n",
     );
-    cap.send(&mut stream, Side::Server, &sse_head(true));
+    let mut posts = cap.conn(Link::Ethernet, port + 1, (300 + n, 400));
+    cap.handshake(&mut posts);
     let endpoint = format!("event: endpoint\ndata: /messages/?session_id={sid}\n\n");
     cap.send(&mut stream, Side::Server, &chunk(endpoint.as_bytes()));
     (stream, posts)
+}
+
+/// A connection on `port` (sequence numbers `seqs`) whose client sends `request`
+/// and whose server answers it with a chunked event stream's head.
+fn event_stream(cap: &mut Capture, port: u16, seqs: (u32, u32), request: &[u8]) -> Conn {
+    let mut c = cap.conn(Link::Ethernet, port, seqs);
+    cap.handshake(&mut c);
+    cap.send(&mut c, Side::Client, request);
+    cap.send(&mut c, Side::Server, &sse_head(true));
+    c
 }
 
 /// A POST of JSON `body` to legacy session `sid`.
@@ -1595,16 +1603,14 @@ fn a_standalone_get_stream_is_handed_on_in_parts_and_still_read() {
     const CALLS: u64 = 3;
     const NOTES: usize = 3_000;
     let mut cap = Capture::new();
-    let mut get = cap.conn(Link::Ethernet, 40201, (100, 200));
-    let mut posts = cap.conn(Link::Ethernet, 40202, (300, 400));
-    cap.handshake(&mut get);
-    cap.handshake(&mut posts);
-    cap.send(
-        &mut get,
-        Side::Client,
+    let mut get = event_stream(
+        &mut cap,
+        40201,
+        (100, 200),
         b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: text/event-stream\r\nMcp-Session-Id: s1\r\n\r\n",
     );
-    cap.send(&mut get, Side::Server, &sse_head(true));
+    let mut posts = cap.conn(Link::Ethernet, 40202, (300, 400));
+    cap.handshake(&mut posts);
     for k in 0..NOTES {
         let note = format!(
             "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"log line {k}\"}}}}\n\n"
@@ -1676,14 +1682,12 @@ fn streams_that_answer_a_get_do_not_starve_the_calls_beside_them() {
     let mut cap = Capture::new();
     let mut gets = Vec::new();
     for i in 0..STREAMS {
-        let mut get = cap.conn(Link::Ethernet, 40300 + i, (100 + u32::from(i), 200));
-        cap.handshake(&mut get);
-        cap.send(
-            &mut get,
-            Side::Client,
+        let mut get = event_stream(
+            &mut cap,
+            40300 + i,
+            (100 + u32::from(i), 200),
             b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: text/event-stream\r\nMcp-Session-Id: s1\r\nLast-Event-ID: 7\r\n\r\n",
         );
-        cap.send(&mut get, Side::Server, &sse_head(true));
         for k in 0..60 {
             let note = format!(
                 "id: {k}\nevent: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"log line {k} of a stream that a client resumed\"}}}}\n\n"

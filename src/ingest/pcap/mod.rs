@@ -573,13 +573,7 @@ impl State {
         c.feed(d, chunks, self.caps, &mut tx, &mut cx);
         c.check_fins(seg.ts, &mut cx);
         if rst {
-            for side in 0..2 {
-                let mut chunks = tcp::Chunks::new();
-                if let Some(h) = c.half.get_mut(side) {
-                    h.flush(seg.ts, &mut chunks);
-                }
-                c.feed(side, chunks, self.caps, &mut tx, &mut cx);
-            }
+            c.drain_both(|h, out| h.flush(seg.ts, out), self.caps, &mut tx, &mut cx);
             let by_client = c.client == Some(d);
             if let Some(h) = c.http.as_mut() {
                 h.reset(by_client, seg.ts, &mut cx);
@@ -649,13 +643,12 @@ impl State {
                 out: &mut self.out,
                 gauge: &self.gauge,
             };
-            for side in 0..2 {
-                let mut chunks = tcp::Chunks::new();
-                if let Some(h) = c.half.get_mut(side) {
-                    h.give_up_holes(ts, &mut chunks);
-                }
-                c.feed(side, chunks, self.caps, &mut tx, &mut cx);
-            }
+            c.drain_both(
+                |h, out| h.give_up_holes(ts, out),
+                self.caps,
+                &mut tx,
+                &mut cx,
+            );
             c.check_fins(ts, &mut cx);
             self.opaque_tls += tx.opaque;
             self.trail(before, c.stream, c.tls_trail());
@@ -779,13 +772,7 @@ impl State {
             gauge: &self.gauge,
         };
         if how == End2::CaptureEnded {
-            for side in 0..2 {
-                let mut chunks = tcp::Chunks::new();
-                if let Some(h) = c.half.get_mut(side) {
-                    h.flush(ts, &mut chunks);
-                }
-                c.feed(side, chunks, self.caps, &mut tx, &mut cx);
-            }
+            c.drain_both(|h, out| h.flush(ts, out), self.caps, &mut tx, &mut cx);
             c.check_fins(ts, &mut cx);
             if let Some(h) = c.http.as_mut() {
                 h.capture_ended(ts, &mut cx);
@@ -905,6 +892,24 @@ enum End2 {
 }
 
 impl Conn {
+    /// Runs `op` on both directions (a flush, or holes given up) and reads what
+    /// it delivers.
+    fn drain_both(
+        &mut self,
+        op: impl Fn(&mut HalfStream, &mut tcp::Chunks<'_>),
+        caps: Caps,
+        tx: &mut TlsCx,
+        cx: &mut Ctx,
+    ) {
+        for side in 0..2 {
+            let mut chunks = tcp::Chunks::new();
+            if let Some(h) = self.half.get_mut(side) {
+                op(h, &mut chunks);
+            }
+            self.feed(side, chunks, caps, tx, cx);
+        }
+    }
+
     /// Bytes both directions hold out of order.
     fn held(&self) -> usize {
         self.half.iter().map(HalfStream::held).sum()

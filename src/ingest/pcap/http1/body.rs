@@ -88,13 +88,11 @@ pub(in crate::ingest::pcap) struct Stream {
     /// Offset of the current parser's first byte in the body.
     base: u64,
     problems: Vec<String>,
-    /// The answer to a GET that resumes nothing (no `Last-Event-ID`): a session's
-    /// standalone stream (MCP 2025-03-26 and later, Transports §Listening for
-    /// Messages from the Server), or a legacy session's.
-    standalone: bool,
-    /// Whether the stream is handed on in parts: a standalone one, or one whose
+    /// Whether the stream is handed on in parts: the answer to a GET that resumes
+    /// nothing (no `Last-Event-ID`: a session's standalone stream, MCP 2025-03-26
+    /// and later, Transports §Listening for Messages from the Server), or one whose
     /// first event named `endpoint` (the HTTP+SSE transport of 2024-11-05, whose
-    /// every response rides it); unknown until an event came.
+    /// every response rides it); otherwise unknown until an event came.
     parted: Option<bool>,
     /// Parts handed on so far, and the body bytes they covered.
     parts: u32,
@@ -171,7 +169,7 @@ impl Content {
     }
 
     /// An event stream body; `standalone` when it answers a GET that resumes
-    /// nothing (see `Stream::standalone`).
+    /// nothing, so that it is handed on in parts (see `Stream::parted`).
     pub(in crate::ingest::pcap) fn sse(caps: Caps, standalone: bool) -> Kept {
         Kept::Sse(Box::new(Stream {
             parser: SseParser::new(caps.sse.event_bytes),
@@ -180,8 +178,7 @@ impl Content {
             resync: false,
             base: 0,
             problems: Vec::new(),
-            standalone,
-            parted: None,
+            parted: standalone.then_some(true),
             parts: 0,
             parted_bytes: 0,
             part_data: 0,
@@ -436,17 +433,15 @@ impl Stream {
             parser,
             events,
             base,
-            standalone,
             parted,
             part_data,
             part_answers,
             ..
         } = self;
         let base = *base;
-        let standalone = *standalone;
         parser.feed(data, Some(ts), &mut |mut ev| {
             ev.offset += base;
-            if *parted.get_or_insert_with(|| standalone || ev.event == "endpoint") {
+            if *parted.get_or_insert_with(|| ev.event == "endpoint") {
                 *part_data += ev.data.len() as u64;
                 *part_answers |= names_an_id(&ev.data);
             }
