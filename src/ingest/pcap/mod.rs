@@ -1507,7 +1507,27 @@ mod tests {
             1,
             "the first listed, with its frame: {relieved:?}"
         );
+        assert!(
+            relieved[0]
+                .message
+                .contains("waited behind holes over all TCP connections"),
+            "{}",
+            relieved[0].message
+        );
         st.finish();
+        let total: Vec<_> = st
+            .diags
+            .iter()
+            .filter(|d| d.kind == Kind::Cap && d.locator == Locator::Input)
+            .collect();
+        assert_eq!(total.len(), 1, "{total:?}");
+        assert!(
+            total[0]
+                .message
+                .contains(&format!("{} times in all", st.relieved)),
+            "{}",
+            total[0].message
+        );
         let (mut read, mut lost) = (0, 0);
         for d in &st.diags {
             if let Some(at) = d.message.find(" bytes are missing from the capture") {
