@@ -1670,6 +1670,101 @@ fn a_standalone_get_stream_is_handed_on_in_parts_and_still_read() {
     assert!(strays[0].contains("99"), "{}", strays[0]);
 }
 
+/// A GET that resumes a stream (`Last-Event-ID`) is handed on in parts like any
+/// GET's stream, since it may resume the session's standalone stream and last as
+/// long. One that resumes a cut call's stream is joined again and read whole: the
+/// call gets one resumption leg with every event of it, and its response. One that
+/// resumes a stream no call waits for is read part by part, its response a stray.
+#[test]
+fn a_resumed_stream_in_parts_is_joined_to_its_call_or_read_as_it_goes() {
+    const NOTES: usize = 300;
+    const LONG: usize = 3_000;
+    let note = |k: usize| {
+        format!(
+            "id: e{k}\nevent: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":1,\"progress\":{k}}}}}\n\n"
+        )
+    };
+    let mut cap = Capture::new();
+    // The call's stream: one event, then the server resets it.
+    let mut post = cap.conn(Link::Ethernet, 40501, (100, 200));
+    cap.handshake(&mut post);
+    cap.send(&mut post, Side::Client, &call_request(1, ""));
+    cap.send(&mut post, Side::Server, &sse_head(true));
+    cap.send(&mut post, Side::Server, &chunk(note(1).as_bytes()));
+    cap.rst(&mut post, Side::Server);
+    let mut get = event_stream(
+        &mut cap,
+        40502,
+        (300, 400),
+        b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: text/event-stream\r\nMcp-Session-Id: s1\r\nLast-Event-ID: e1\r\n\r\n",
+    );
+    for k in 2..NOTES + 2 {
+        cap.send(&mut get, Side::Server, &chunk(note(k).as_bytes()));
+    }
+    let failed = "id: eR\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"no such file\"}],\"isError\":true}}\n\n";
+    cap.send(&mut get, Side::Server, &chunk(failed.as_bytes()));
+    // A note after the response still belongs to the leg, and so does its end.
+    cap.send(&mut get, Side::Server, &chunk(note(NOTES + 2).as_bytes()));
+    cap.rst(&mut get, Side::Server);
+    // A stream resuming one no call waits for (the session's own, reconnected).
+    let mut other = event_stream(
+        &mut cap,
+        40503,
+        (500, 600),
+        b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept: text/event-stream\r\nMcp-Session-Id: s1\r\nLast-Event-ID: s-7\r\n\r\n",
+    );
+    for k in 0..LONG {
+        cap.send(
+            &mut other,
+            Side::Server,
+            &chunk(note(10_000 + k).as_bytes()),
+        );
+    }
+    cap.send(&mut other, Side::Server, &chunk(&result_event(99)));
+    cap.send(&mut other, Side::Server, b"0\r\n\r\n");
+    cap.fin(&mut other, Side::Server);
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+
+    let (_, c) = collect(&bytes);
+    let gets = http(&c)
+        .into_iter()
+        .filter(|x| x.request.method == "GET")
+        .count();
+    assert!(gets > (NOTES + LONG) / 64, "{gets} parts");
+
+    let config = Config {
+        limits: Limits {
+            max_stream_events: 100,
+            ..Limits::default()
+        },
+        ..Config::default()
+    };
+    let (_, a) = mcpsift::batch::analyse_reader(Cursor::new(bytes), &config).expect("read");
+    assert_eq!(a.exchanges, 3, "each stream is one exchange");
+    assert_eq!(a.calls.len(), 1);
+    let call = &a.calls[0];
+    assert_eq!(call.verdict.outcome, mcpsift::model::Outcome::ToolError);
+    assert!(call.resumed);
+    let t = call
+        .timeline
+        .as_ref()
+        .expect("a failed call keeps its timeline");
+    assert_eq!(t.resumptions.len(), 1, "{:?}", t.resumptions);
+    let leg = &t.resumptions[0];
+    assert_eq!(leg.events_total, NOTES + 2, "every event of the leg, once");
+    assert_eq!(leg.end, End::Reset);
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert!(a.notices.is_empty(), "{:?}", a.notices);
+    let strays: Vec<String> = a
+        .findings
+        .iter()
+        .filter(|f| f.kind == mcpsift::model::FindingKind::IdMismatch)
+        .map(|f| format!("{:?} {}", f.ids, f.detail))
+        .collect();
+    assert_eq!(strays.len(), 1, "{:?}", a.findings);
+    assert!(strays[0].contains("99"), "{}", strays[0]);
+}
+
 /// The bodies in flight of a capture share one budget, 8 times
 /// `--max-record-bytes`, but a stream that answers a GET is not counted: healthy
 /// sessions keep such streams open by the hundred (a client that reconnects its

@@ -107,6 +107,131 @@ impl std::ops::Index<usize> for OpenStreams {
     }
 }
 
+/// A stream resuming a cut call's stream (`Last-Event-ID`) that a capture reader
+/// hands on in parts (it hands on every GET's stream so, since one may resume the
+/// session's standalone stream and last as long): its parts are joined again and
+/// read as one exchange when the last comes, as the same stream read whole was.
+#[derive(Debug)]
+struct Rejoin {
+    locator: Locator,
+    exchange: HttpExchange,
+    items: Vec<Item>,
+    /// When it began (`Analysis::exchanges`), so the oldest is read first at the end.
+    began: u64,
+    /// Roughly what it holds (`leg_bytes` plus its items).
+    bytes: u64,
+    /// Past its budget: later parts keep only the events that may answer a call,
+    /// this many so far.
+    lean: Option<usize>,
+}
+
+/// A stream being joined keeps every event up to these (a reader's own budget for
+/// a stream read whole); past them, or past `REJOIN_BYTES` over all of them, only
+/// the events that may answer a call (at most `LEAN_ITEMS`), with a `cap` problem.
+const REJOIN_EVENTS: usize = 10_000;
+const REJOIN_STREAM_BYTES: u64 = 16 << 20;
+const REJOIN_BYTES: u64 = 64 << 20;
+const LEAN_ITEMS: usize = 256;
+
+/// The resumed streams being joined, by the reader's key for their parts.
+#[derive(Debug, Default)]
+pub(super) struct Rejoins {
+    streams: HashMap<u64, Rejoin>,
+    bytes: u64,
+}
+
+impl Rejoins {
+    #[cfg(test)]
+    pub fn len(&self) -> usize {
+        self.streams.len()
+    }
+
+    #[cfg(test)]
+    pub fn held_bytes(&self) -> u64 {
+        self.bytes
+    }
+}
+
+impl Rejoin {
+    /// Adds a later part: its events and items after the ones held (an item's event
+    /// index counts from the stream's first event), its end and its problems.
+    fn add(&mut self, x: HttpExchange, items: Vec<Item>, over_all: bool) {
+        let HttpExchange {
+            response,
+            end,
+            end_ts,
+            recorder_note,
+            ..
+        } = x;
+        self.exchange.end = end;
+        self.exchange.end_ts = end_ts.or(self.exchange.end_ts);
+        if recorder_note.is_some() {
+            self.exchange.recorder_note = recorder_note;
+        }
+        let Some(Body::Sse(part)) = response.map(|r| r.body) else {
+            return;
+        };
+        let Some(Body::Sse(body)) = self.exchange.response.as_mut().map(|r| &mut r.body) else {
+            return;
+        };
+        body.bytes += part.bytes;
+        body.problems.extend(part.problems);
+        body.incomplete_tail = part.incomplete_tail;
+        if self.lean.is_none()
+            && (over_all
+                || body.events.len() + part.events.len() > REJOIN_EVENTS
+                || self.bytes > REJOIN_STREAM_BYTES)
+        {
+            self.lean = Some(0);
+            body.problems.push(format!(
+                "cap: this stream resumes a cut one and was read in parts; past {REJOIN_EVENTS} events or {} MiB (or {} MiB over all such streams) only the events that may answer a call were kept",
+                REJOIN_STREAM_BYTES >> 20,
+                REJOIN_BYTES >> 20
+            ));
+        }
+        let base = body.events.len();
+        let Some(lean) = self.lean.as_mut() else {
+            self.bytes += 2 * part.bytes;
+            body.events.extend(part.events);
+            for mut it in items {
+                if let crate::jsonrpc::Place::Event { index } = &mut it.place {
+                    *index += base;
+                }
+                self.bytes += item_bytes(&it);
+                self.items.push(it);
+            }
+            return;
+        };
+        // Only what may answer a call: an event's index moves with it.
+        let mut events: Vec<Option<crate::model::SseEvent>> =
+            part.events.into_iter().map(Some).collect();
+        let mut moved: HashMap<usize, usize> = HashMap::new();
+        for mut it in items {
+            if *lean >= LEAN_ITEMS || !(is_reply(&it) || it.message().is_none()) {
+                continue;
+            }
+            if let crate::jsonrpc::Place::Event { index } = &mut it.place {
+                let to = match moved.get(index) {
+                    Some(&to) => to,
+                    None => {
+                        let Some(ev) = events.get_mut(*index).and_then(Option::take) else {
+                            continue;
+                        };
+                        self.bytes += 2 * (ev.data.len() as u64);
+                        body.events.push(ev);
+                        moved.insert(*index, body.events.len() - 1);
+                        body.events.len() - 1
+                    }
+                };
+                *index = to;
+            }
+            *lean += 1;
+            self.bytes += item_bytes(&it);
+            self.items.push(it);
+        }
+    }
+}
+
 /// A GET stream of the legacy transport, held while POSTs of its session may come.
 #[derive(Debug)]
 pub(super) struct LegacyStream {
@@ -492,14 +617,17 @@ impl Correlator {
                     ..Spent::default()
                 };
             }
+            if self.rejoins.streams.contains_key(&part.stream) {
+                return self.rejoin_part(part, x, req_items, resp_items);
+            }
             // A later part of a standalone stream is read as its first part was.
-            let scope = if part.more {
-                self.standalone.get(&part.stream).map(|(s, _)| s.clone())
+            let first = if part.more {
+                self.standalone.get(&part.stream).cloned()
             } else {
-                self.standalone.remove(&part.stream).map(|(s, _)| s)
+                self.standalone.remove(&part.stream)
             };
-            if let Some(scope) = scope {
-                self.responses_on_get(locator, &x, &resp_items, &scope);
+            if let Some((scope, _, context)) = first {
+                self.responses_on_get(locator, &x, &resp_items, &scope, context);
             }
             return Spent {
                 exchange: Some(x),
@@ -825,7 +953,17 @@ impl Correlator {
                 .position(|o| o.event_ids.contains(&last) && o.scope == *scope)
                 .or_else(|| self.open.iter().position(|o| o.event_ids.contains(&last)));
             if let Some(i) = found {
-                self.resume(i, locator, x, items);
+                // Its later parts are joined to it first (`Rejoin`).
+                match x.part.filter(|p| p.more) {
+                    Some(part) if self.rejoins.streams.len() < MAX_OPEN_STREAMS => {
+                        self.rejoin(part.stream, locator, x, items);
+                    }
+                    Some(part) => {
+                        self.remember_standalone(part.stream, scope, Stray::ResumedGet);
+                        self.resume(i, locator, x, items);
+                    }
+                    None => self.resume(i, locator, x, items),
+                }
                 return;
             }
         }
@@ -861,16 +999,83 @@ impl Correlator {
             });
             return;
         }
-        // A standalone stream handed on in parts: its later parts are read the same
-        // way, in its scope (they carry no headers).
+        let context = if x.request.headers.get("last-event-id").is_some() {
+            Stray::ResumedGet
+        } else {
+            Stray::PlainGet
+        };
+        // A standalone stream handed on in parts (or one resuming a stream no call
+        // waits for): its later parts are read the same way, in its scope (they
+        // carry no headers).
         if let Some(part) = x.part.filter(|p| p.more) {
-            if self.standalone.len() >= super::MAX_SCOPES {
-                super::forget_older_half(&mut self.standalone, |(_, at)| *at);
-            }
-            self.standalone
-                .insert(part.stream, (scope.clone(), self.out.exchanges));
+            self.remember_standalone(part.stream, scope, context);
         }
-        self.responses_on_get(locator, &x, &items, scope);
+        self.responses_on_get(locator, &x, &items, scope, context);
+    }
+
+    fn remember_standalone(&mut self, key: u64, scope: &Scope, context: Stray) {
+        if self.standalone.len() >= super::MAX_SCOPES {
+            super::forget_older_half(&mut self.standalone, |(_, at, _)| *at);
+        }
+        self.standalone
+            .insert(key, (scope.clone(), self.out.exchanges, context));
+    }
+
+    /// Holds the first part of a stream that resumes open call's stream, to be read
+    /// with its later parts when the last comes.
+    fn rejoin(&mut self, key: u64, locator: &Locator, mut x: HttpExchange, items: Vec<Item>) {
+        x.part = None;
+        let bytes = leg_bytes(&x) + items.iter().map(item_bytes).sum::<u64>();
+        self.rejoins.bytes += bytes;
+        let rejoin = Rejoin {
+            locator: locator.clone(),
+            exchange: x,
+            items,
+            began: self.out.exchanges,
+            bytes,
+            lean: None,
+        };
+        self.rejoins.streams.insert(key, rejoin);
+    }
+
+    /// A later part of a stream being joined (`rejoin`); the last reads it whole.
+    fn rejoin_part(
+        &mut self,
+        part: crate::model::StreamPart,
+        x: HttpExchange,
+        req_items: Vec<Item>,
+        resp_items: Vec<Item>,
+    ) -> Spent {
+        let over_all = self.rejoins.bytes > REJOIN_BYTES;
+        if let Some(r) = self.rejoins.streams.get_mut(&part.stream) {
+            let before = r.bytes;
+            r.add(x, resp_items, over_all);
+            self.rejoins.bytes += r.bytes - before;
+        }
+        if !part.more {
+            if let Some(r) = self.rejoins.streams.remove(&part.stream) {
+                self.rejoins.bytes -= r.bytes;
+                drop(self.http(&r.locator, r.exchange, Vec::new(), r.items));
+            }
+        }
+        Spent {
+            request: req_items,
+            ..Spent::default()
+        }
+    }
+
+    /// At the end of the input: the streams whose last part never came (none is
+    /// lost in a capture read to its end) are read as the capture left them.
+    pub(super) fn finish_rejoins(&mut self) {
+        let mut left: Vec<Rejoin> = std::mem::take(&mut self.rejoins.streams)
+            .into_values()
+            .collect();
+        self.rejoins.bytes = 0;
+        left.sort_by_key(|r| r.began);
+        for mut r in left {
+            r.exchange.end = End::CaptureEnded;
+            drop(self.http(&r.locator, r.exchange, Vec::new(), r.items));
+        }
     }
 
     /// A stream that is no resumption must not carry responses (2025-03-26+ "MUST
@@ -881,6 +1086,7 @@ impl Correlator {
         x: &HttpExchange,
         items: &[Item],
         scope: &Scope,
+        context: Stray,
     ) {
         for item in items {
             let Some(r) = item.message() else { continue };
@@ -892,11 +1098,6 @@ impl Correlator {
                 .open
                 .iter()
                 .position(|o| o.scope == *scope && o.request.id.as_ref() == Some(&id));
-            let context = if x.request.headers.get("last-event-id").is_some() {
-                Stray::ResumedGet
-            } else {
-                Stray::PlainGet
-            };
             self.observe(Observation::StrayResponse {
                 scope: scope.clone(),
                 id: id.clone(),

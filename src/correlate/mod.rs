@@ -487,10 +487,13 @@ pub struct Correlator {
     /// The legacy transport's GET streams, and the calls answered 202 that wait for
     /// them (kept apart from `open`, which is bounded and searched per exchange).
     legacy: http::Legacy,
-    /// Standalone GET streams handed on in parts, more to come: the reader's key to
-    /// the stream's scope, and when it began (`Analysis::exchanges`); past
-    /// `MAX_SCOPES` the older half is forgotten.
-    standalone: HashMap<u64, (Scope, u64)>,
+    /// Standalone GET streams handed on in parts, more to come (and streams resuming
+    /// one no call waits for): the reader's key to the stream's scope, when it began
+    /// (`Analysis::exchanges`) and whether it resumes; past `MAX_SCOPES` the older
+    /// half is forgotten.
+    standalone: HashMap<u64, (Scope, u64, Stray)>,
+    /// Streams resuming a cut call's stream, handed on in parts, joined again.
+    rejoins: http::Rejoins,
     /// Request ids seen per scope, for ID_REUSED.
     requests: ids::IdLog,
     /// Scopes whose session ended with a 404, with when (`Analysis::exchanges`);
@@ -1334,6 +1337,7 @@ impl Correlator {
                 ),
             ));
         }
+        self.finish_rejoins();
         self.finish_legacy();
         self.release(true);
         self.out.calls = std::mem::take(&mut self.done);
@@ -1885,6 +1889,84 @@ mod spent_tests {
             c.exchange(standalone_part(key, 0, true, &format!("s{key}"), &[]));
             assert!(c.standalone.len() <= MAX_SCOPES);
         }
+    }
+
+    /// A stream resuming a cut call's stream, handed on in parts, is joined again
+    /// within a budget: past `REJOIN_EVENTS` its parts keep only what may answer a
+    /// call, so the notifications of a stream that goes on hold nothing more, and
+    /// the response that comes at last still ends the call.
+    #[test]
+    fn a_resumed_stream_in_parts_is_joined_within_a_budget() {
+        let note = |k: usize| {
+            format!("id: e{k}\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{{\"progressToken\":1,\"progress\":{k}}}}}\n\n")
+        };
+        let part = |index: u32, more: bool, events: &str| {
+            let mut request = HttpRequest {
+                method: "GET".to_owned(),
+                ..HttpRequest::default()
+            };
+            if index == 0 {
+                request.url = "http://h/mcp".to_owned();
+                request.headers.push("Mcp-Session-Id", "s1");
+                request.headers.push("Last-Event-ID", "e1");
+            }
+            Exchange {
+                locator: Locator::Line { line: 2 },
+                payload: Payload::Http(HttpExchange {
+                    request,
+                    response: Some(sse_ok(events)),
+                    end: if more { End::Complete } else { End::Closed },
+                    part: Some(crate::model::StreamPart {
+                        stream: 9,
+                        index,
+                        more,
+                    }),
+                    ..HttpExchange::default()
+                }),
+            }
+        };
+        let mut c = Correlator::new();
+        // The call's stream: one event, then cut.
+        let mut post = exchange(
+            "POST",
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#,
+            "",
+        );
+        if let Payload::Http(h) = &mut post.payload {
+            h.request.headers.push("Mcp-Session-Id", "s1");
+            h.response = Some(sse_ok(&note(1)));
+            h.end = End::Reset;
+        }
+        c.exchange(post);
+        assert_eq!(c.open.len(), 1);
+        let many = |from: usize| (from..from + 1000).map(note).collect::<String>();
+        c.exchange(part(0, true, &many(2)));
+        assert_eq!(c.rejoins.len(), 1);
+        let mut held = Vec::new();
+        for i in 1..20u32 {
+            c.exchange(part(i, true, &many(2 + 1000 * i as usize)));
+            held.push(c.rejoins.held_bytes());
+        }
+        // Past 10,000 events no notification is held.
+        assert!(held[10..].windows(2).all(|w| w[0] == w[1]), "{held:?}");
+        assert!(held[0] < held[8], "{held:?}");
+        c.exchange(part(
+            20,
+            false,
+            "id: eR\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[]}}\n\n",
+        ));
+        assert_eq!(c.rejoins.len(), 0);
+        assert_eq!(c.rejoins.held_bytes(), 0);
+        assert!(c.open.is_empty(), "the response ended the call");
+        assert_eq!(c.out.exchanges, 2, "one stream, one exchange");
+        let a = c.finish();
+        assert_eq!(a.calls[0].verdict.outcome, Outcome::ToolSuccess);
+        assert!(a.calls[0].resumed);
+        let told = format!("{:?}", a.calls[0]);
+        assert!(
+            told.contains("only the events that may answer a call"),
+            "{told}"
+        );
     }
 
     /// A legacy stream handed on in parts: a call is joined as soon as its response

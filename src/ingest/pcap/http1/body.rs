@@ -88,11 +88,12 @@ pub(in crate::ingest::pcap) struct Stream {
     /// Offset of the current parser's first byte in the body.
     base: u64,
     problems: Vec<String>,
-    /// Whether the stream is handed on in parts: the answer to a GET that resumes
-    /// nothing (no `Last-Event-ID`: a session's standalone stream, MCP 2025-03-26
-    /// and later, Transports §Listening for Messages from the Server), or one whose
-    /// first event named `endpoint` (the HTTP+SSE transport of 2024-11-05, whose
-    /// every response rides it); otherwise unknown until an event came.
+    /// Whether the stream is handed on in parts: the answer to a GET (a session's
+    /// standalone stream, MCP 2025-03-26 and later, Transports §Listening for
+    /// Messages from the Server, or one resuming a stream with `Last-Event-ID`, which
+    /// may be that one), or one whose first event named `endpoint` (the HTTP+SSE
+    /// transport of 2024-11-05, whose every response rides it); otherwise unknown
+    /// until an event came.
     parted: Option<bool>,
     /// Parts handed on so far, and the body bytes they covered.
     parts: u32,
@@ -159,18 +160,18 @@ impl Content {
     }
 
     /// Not counted against the capture's gauge: the answer to a GET, an event
-    /// stream that may last its session (one that resumes nothing is handed on in
-    /// parts; one that resumes another, or any over HTTP/2, is read whole within its
-    /// own budget). Healthy sessions keep such streams open by the hundred, and
+    /// stream that may last its session (handed on in parts over HTTP/1.1; over
+    /// HTTP/2 read whole within its own budget). Healthy sessions keep such streams
+    /// open by the hundred, and
     /// counting them would cut the bodies of calls beside them.
     pub(in crate::ingest::pcap) fn uncounted(mut self) -> Content {
         self.counted = false;
         self
     }
 
-    /// An event stream body; `standalone` when it answers a GET that resumes
-    /// nothing, so that it is handed on in parts (see `Stream::parted`).
-    pub(in crate::ingest::pcap) fn sse(caps: Caps, standalone: bool) -> Kept {
+    /// An event stream body; `get` when it answers a GET, so that it is handed on
+    /// in parts (see `Stream::parted`).
+    pub(in crate::ingest::pcap) fn sse(caps: Caps, get: bool) -> Kept {
         Kept::Sse(Box::new(Stream {
             parser: SseParser::new(caps.sse.event_bytes),
             events: Events::new(caps.sse),
@@ -178,7 +179,7 @@ impl Content {
             resync: false,
             base: 0,
             problems: Vec::new(),
-            parted: standalone.then_some(true),
+            parted: get.then_some(true),
             parts: 0,
             parted_bytes: 0,
             part_data: 0,
@@ -548,11 +549,11 @@ mod tests {
     }
 
     /// A stream whose first event is `endpoint` (a legacy session's), and one that
-    /// answers a GET that resumes nothing, are handed on in parts: at the end of a
-    /// segment that brought an event that may be a response, or once the part
-    /// reaches the stream's budget. The events of the parts and of the rest are every
-    /// event once, and the bytes they cover add up. Any other stream (a POST's, a
-    /// resumption's) is kept whole, within its budget.
+    /// answers a GET, are handed on in parts: at the end of a segment that brought
+    /// an event that may be a response, or once the part reaches the stream's
+    /// budget. The events of the parts and of the rest are every event once, and the
+    /// bytes they cover add up. Any other stream (a POST's) is kept whole, within its
+    /// budget.
     #[test]
     fn only_streams_that_may_last_a_session_are_handed_on_in_parts() {
         for (legacy, standalone) in [(true, false), (false, true), (false, false)] {

@@ -668,13 +668,10 @@ impl Http1 {
                 let kept = if matches!(framing, Framing::Length(0)) {
                     Kept::None
                 } else if headers.media_type_is("text/event-stream") {
-                    // A GET that resumes nothing opens a stream that may last as long
-                    // as its session: it is handed on in parts.
-                    let standalone = self.pending.front().is_some_and(|p| {
-                        p.req.method.eq_ignore_ascii_case("GET")
-                            && p.req.headers.get("last-event-id").is_none()
-                    });
-                    Content::sse(self.caps, standalone)
+                    // A GET opens a stream that may last as long as its session
+                    // (one that resumes another may resume the session's stream):
+                    // it is handed on in parts.
+                    Content::sse(self.caps, method.eq_ignore_ascii_case("GET"))
                 } else {
                     Kept::Bytes(Vec::new())
                 };
