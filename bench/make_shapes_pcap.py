@@ -22,7 +22,9 @@ SHAPE:
   standalone CONCURRENT=n Streamable HTTP sessions at once (200), each with its
              standalone GET stream open for the whole capture, where the server
              logs two notifications per call; each call is answered by JSON on its
-             POST (megabytes is ignored: CALLS=n per session, 1,000)
+             POST (megabytes is ignored: CALLS=n per session, 1,000); RESUMED=1:
+             each GET resumes the session's earlier stream (`Last-Event-ID`, as a
+             client reconnects after a proxy cut it), and every event has an id
 """
 import gzip
 import json
@@ -250,8 +252,10 @@ def standalone_steps(pcap, calls, n):
     posts = Conn(pcap, 20000 + 2 * (n % 5000), 3 * n + 1)
     session_start(posts, sid, 1)
     stream = Conn(pcap, 20001 + 2 * (n % 5000), 3 * n + 2)
+    resumed = os.environ.get("RESUMED") == "1"
+    resume = f"Last-Event-ID: {sid}-0\r\n" if resumed else ""
     stream.send(True, (f"GET /mcp HTTP/1.1\r\nHost: 10.0.0.1:8000\r\nAccept: text/event-stream\r\n"
-                       f"Mcp-Session-Id: {sid}\r\n\r\n").encode())
+                       f"Mcp-Session-Id: {sid}\r\n{resume}\r\n").encode())
     stream.send(False, b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
                        b"Transfer-Encoding: chunked\r\n\r\n")
     for k in range(calls):
@@ -262,7 +266,8 @@ def standalone_steps(pcap, calls, n):
             ev = json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
                              "params": {"level": "info", "logger": "tools",
                                         "data": f"call {rid} {step} {TEXT[:100]}"}})
-            ev = f"event: message\ndata: {ev}\n\n".encode()
+            eid = f"id: {sid}-{2 * k + (step == 'done') + 1}\n" if resumed else ""
+            ev = f"{eid}event: message\ndata: {ev}\n\n".encode()
             stream.send(False, b"%x\r\n" % len(ev) + ev + b"\r\n")
         posts.send(False, json_response({"jsonrpc": "2.0", "id": rid, "result": {
             "content": [{"type": "text", "text": f"{n}.{k} {TEXT[:300]}"}]}}, sid))
