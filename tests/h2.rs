@@ -381,3 +381,95 @@ fn sse_events_over_http2_carry_the_time_of_the_data_frame_that_completed_them() 
     // slow_progress: three progress notifications and its result, plus the other calls' results.
     assert!(events_checked >= 4, "{events_checked} events checked");
 }
+
+/// A session's standalone GET stream over HTTP/2 is handed on in parts, as over
+/// HTTP/1.1: with `--max-stream-events 100`, 3,000 log notifications cost no cap
+/// notice, the stream counts as one exchange, and a response the server sent there
+/// is still a stray, while the call beside it on another stream is judged as usual.
+#[test]
+fn a_standalone_get_stream_over_http2_is_handed_on_in_parts() {
+    const NOTES: usize = 3_000;
+    let mut cap = Capture::new();
+    let mut c = cap.conn(Link::Raw, 40_000, (1000, 5000));
+    cap.handshake(&mut c);
+    let mut first = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n".to_vec();
+    first.extend(h2_frame(4, 0, 0, &[]));
+    // GET on stream 1: `:method GET` (index 2), `:scheme http`, `:path /`,
+    // `:authority` literal; END_STREAM and END_HEADERS.
+    let mut get = vec![0x82, 0x86, 0x84, 0x01, 0x08];
+    get.extend(b"mcp.test");
+    first.extend(h2_frame(1, 0x5, 1, &get));
+    cap.send(&mut c, Side::Client, &first);
+    let mut head = h2_frame(4, 0, 0, &[]);
+    let mut sse = vec![0x88, 0x0f, 0x10, 0x11];
+    sse.extend(b"text/event-stream");
+    head.extend(h2_frame(1, 0x4, 1, &sse));
+    cap.send(&mut c, Side::Server, &head);
+    for k in 0..NOTES {
+        let note = format!(
+            "event: message\ndata: {{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{{\"level\":\"info\",\"data\":\"log line {k}\"}}}}\n\n"
+        );
+        cap.send(&mut c, Side::Server, &h2_frame(0, 0, 1, note.as_bytes()));
+        if k == NOTES / 2 {
+            // A call on stream 3 (the POST helper names stream 1).
+            let (client, server) = post_and_answer();
+            let restream = |frames: &[u8]| {
+                let mut out = frames.to_vec();
+                let mut at = 0;
+                while at + 9 <= out.len() {
+                    let len = u32::from_be_bytes([0, out[at], out[at + 1], out[at + 2]]) as usize;
+                    out[at + 5..at + 9].copy_from_slice(&3u32.to_be_bytes());
+                    at += 9 + len;
+                }
+                out
+            };
+            cap.send(&mut c, Side::Client, &restream(&client));
+            cap.send(&mut c, Side::Server, &restream(&server));
+        }
+    }
+    let stray = b"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":99,\"result\":{}}\n\n";
+    cap.send(&mut c, Side::Server, &h2_frame(0, 0x1, 1, stray));
+    let pcap = cap.pcap(Link::Raw, false, false);
+
+    let got = read_capture(&pcap);
+    let parts: Vec<&mcpsift::model::HttpExchange> = got
+        .exchanges
+        .iter()
+        .filter_map(|x| match &x.payload {
+            Payload::Http(h) if h.request.method == "GET" => Some(h),
+            _ => None,
+        })
+        .collect();
+    assert!(parts.len() > NOTES / 64, "{} parts", parts.len());
+    assert!(parts
+        .iter()
+        .all(|h| h.tcp.and_then(|t| t.h2_stream) == Some(1) && h.part.is_some()));
+    let events: usize = parts
+        .iter()
+        .map(|h| match h.response.as_ref().map(|r| &r.body) {
+            Some(mcpsift::model::Body::Sse(s)) => s.events.len(),
+            _ => 0,
+        })
+        .sum();
+    assert_eq!(events, NOTES + 1, "every event once");
+
+    let mut config = Config::default();
+    config.limits.max_stream_events = 100;
+    let (_, a) = analyse_reader(std::io::Cursor::new(pcap), &config).expect("read");
+    assert_eq!(a.exchanges, 2, "the stream is one exchange");
+    assert_eq!(call_verdicts(&a).len(), 1);
+    assert_eq!(
+        a.calls[0].verdict.outcome,
+        mcpsift::model::Outcome::ToolSuccess
+    );
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert!(a.notices.is_empty(), "{:?}", a.notices);
+    let strays: Vec<String> = a
+        .findings
+        .iter()
+        .filter(|f| f.kind == mcpsift::model::FindingKind::IdMismatch)
+        .map(|f| format!("{:?}", f.ids))
+        .collect();
+    assert_eq!(strays.len(), 1, "{:?}", a.findings);
+    assert!(strays[0].contains("99"), "{}", strays[0]);
+}

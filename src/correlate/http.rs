@@ -455,14 +455,11 @@ impl LegacyStream {
     }
 }
 
-/// Whether a call's POST was read from a capture over HTTP/1.1, where a legacy
-/// stream is handed on as soon as it answers a call (a log may write the stream
-/// after its POSTs, and HTTP/2 hands it on whole).
+/// Whether a call's POST was read from a capture, where a legacy stream is handed
+/// on as soon as it answers a call (over HTTP/1.1 and HTTP/2 alike; a log may write
+/// the stream after its POSTs).
 fn from_capture(open: &Open) -> bool {
-    open.legs
-        .first()
-        .and_then(|(x, _)| x.tcp)
-        .is_some_and(|t| t.h2_stream.is_none())
+    open.legs.first().is_some_and(|(x, _)| x.tcp.is_some())
 }
 
 /// What stands in a stream's slot for a response a call took.

@@ -160,9 +160,8 @@ impl Content {
     }
 
     /// Not counted against the capture's gauge: the answer to a GET, an event
-    /// stream that may last its session (handed on in parts over HTTP/1.1; over
-    /// HTTP/2 read whole within its own budget). Healthy sessions keep such streams
-    /// open by the hundred, and
+    /// stream that may last its session (handed on in parts over HTTP/1.1 and
+    /// HTTP/2). Healthy sessions keep such streams open by the hundred, and
     /// counting them would cut the bodies of calls beside them.
     pub(in crate::ingest::pcap) fn uncounted(mut self) -> Content {
         self.counted = false;

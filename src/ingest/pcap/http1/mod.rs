@@ -19,7 +19,7 @@ use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
 use crate::model::{
     Body, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator, Payload,
-    StreamPart, TcpTrail, Timestamp,
+    SseBody, StreamPart, TcpTrail, Timestamp,
 };
 use crate::sse::Budget;
 use body::{Content, Kept};
@@ -807,38 +807,15 @@ impl Http1 {
         let Some((sse, index)) = resp.content.take_part() else {
             return;
         };
-        // Only the first part repeats the heads: later ones go to the stream it began.
-        let (req, headers) = if index == 0 {
-            (p.req.clone(), resp.headers.clone())
-        } else {
-            let req = HttpRequest {
-                method: p.req.method.clone(),
-                ts: p.req.ts,
-                ..HttpRequest::default()
-            };
-            (req, Headers::default())
-        };
-        let response = HttpResponse {
-            status: resp.status,
-            headers,
-            body: Body::Sse(sse),
-            ts: Some(resp.ts),
-        };
-        let done = Done {
-            req,
+        let head = PartHead {
+            req: &p.req,
             req_frame: p.req_frame,
-            request_cut: false,
-            response: Some((response, resp.frame)),
-            end: End::Complete,
-            last_ts: p.last_ts,
-            notes: Vec::new(),
-            part: Some(StreamPart {
-                stream: p.req_frame,
-                index,
-                more: true,
-            }),
+            status: resp.status,
+            headers: &resp.headers,
+            ts: resp.ts,
+            frame: resp.frame,
         };
-        done.push(None, cx);
+        head.part(sse, index, p.req_frame, p.last_ts).push(None, cx);
     }
 
     fn emit_front(&mut self, end: End, cx: &mut Ctx) {
@@ -967,6 +944,59 @@ pub(in crate::ingest::pcap) fn response_of(
         },
         frame,
     )
+}
+
+/// What a part of a stream handed on in parts is made from (HTTP/1.1 and HTTP/2).
+pub(in crate::ingest::pcap) struct PartHead<'a> {
+    pub req: &'a HttpRequest,
+    pub req_frame: u64,
+    pub status: u16,
+    pub headers: &'a Headers,
+    pub ts: Timestamp,
+    pub frame: u64,
+}
+
+impl PartHead<'_> {
+    /// Part `index` (more to come) of the stream `key`, carrying `sse`. Only the first
+    /// part repeats the heads: later ones go to the stream it began.
+    pub(in crate::ingest::pcap) fn part(
+        &self,
+        sse: SseBody,
+        index: u32,
+        key: u64,
+        last_ts: Timestamp,
+    ) -> Done {
+        let (req, headers) = if index == 0 {
+            (self.req.clone(), self.headers.clone())
+        } else {
+            let req = HttpRequest {
+                method: self.req.method.clone(),
+                ts: self.req.ts,
+                ..HttpRequest::default()
+            };
+            (req, Headers::default())
+        };
+        let response = HttpResponse {
+            status: self.status,
+            headers,
+            body: Body::Sse(sse),
+            ts: Some(self.ts),
+        };
+        Done {
+            req,
+            req_frame: self.req_frame,
+            request_cut: false,
+            response: Some((response, self.frame)),
+            end: End::Complete,
+            last_ts,
+            notes: Vec::new(),
+            part: Some(StreamPart {
+                stream: key,
+                index,
+                more: true,
+            }),
+        }
+    }
 }
 
 /// A finished request and what answered it, as HTTP/1.1 and HTTP/2 both hand it on.

@@ -14,10 +14,10 @@ mod hpack;
 pub use frame::plausible;
 
 use super::http1::body::{Content, Kept, Note};
-use super::http1::{response_of, Caps, Closing, Ctx, Done};
+use super::http1::{response_of, Caps, Closing, Ctx, Done, PartHead};
 use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
-use crate::model::{End, Headers, HttpRequest, Locator, TcpTrail, Timestamp};
+use crate::model::{End, Headers, HttpRequest, Locator, StreamPart, TcpTrail, Timestamp};
 use frame::{FrameError, Head, Reader, Type};
 use hpack::{Failure, Hpack};
 use std::collections::BTreeMap;
@@ -511,6 +511,19 @@ impl Http2 {
                     return;
                 };
                 r.content.absorb(p, ts, cx.gauge);
+                if let Some((sse, index)) = r.content.take_part() {
+                    let head = PartHead {
+                        req: &s.req,
+                        req_frame: s.req_frame,
+                        status: r.status,
+                        headers: &r.headers,
+                        ts: r.ts,
+                        frame: r.frame,
+                    };
+                    let key = part_key(s.req_frame, h.stream);
+                    head.part(sse, index, key, s.last_ts)
+                        .push(Some(trail(h.stream)), cx);
+                }
                 if end {
                     self.end(h.stream, End::Complete, cx);
                 }
@@ -720,8 +733,8 @@ impl Http2 {
         let kept = if bodyless {
             Kept::None
         } else if headers.media_type_is("text/event-stream") {
-            // HTTP/2 hands on no parts yet: every stream is kept whole, in its budget.
-            Content::sse(caps, false)
+            // A GET's stream may last as long as its session: handed on in parts.
+            Content::sse(caps, s.req.method.eq_ignore_ascii_case("GET"))
         } else {
             Kept::Bytes(Vec::new())
         };
@@ -865,6 +878,24 @@ fn error_name(code: u32) -> String {
         .map_or_else(|| format!("0x{code:x}"), |n| (*n).to_owned())
 }
 
+/// The trail of an exchange of HTTP/2 stream `id`; the connection layer fills in
+/// the TCP stream and end frame.
+fn trail(id: u32) -> TcpTrail {
+    TcpTrail {
+        stream: 0,
+        end_frame: 0,
+        h2_stream: Some(id),
+        tls: None,
+    }
+}
+
+/// The key of the parts of HTTP/2 stream `id` whose request ended at `req_frame`
+/// (`StreamPart::stream`): one frame may carry the requests of several streams, and
+/// an HTTP/1.1 stream's key is its request's frame, far below 2^31.
+fn part_key(req_frame: u64, id: u32) -> u64 {
+    (req_frame << 31) | u64::from(id)
+}
+
 /// Turns a finished stream into an exchange and reports its diagnostics at its frames.
 fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
     let Stream {
@@ -879,6 +910,16 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
         ..
     } = s;
     let mut end = end;
+    // The last part of a stream handed on in parts.
+    let part = resp
+        .as_ref()
+        .map(|r| r.content.parts())
+        .filter(|&n| n > 0)
+        .map(|index| StreamPart {
+            stream: part_key(req_frame, id),
+            index,
+            more: false,
+        });
     let response = resp.map(|r| {
         response_of(
             r.status, r.headers, r.ts, r.frame, r.content, &mut end, &mut diags,
@@ -895,16 +936,9 @@ fn finish(id: u32, s: Stream, end: End, cx: &mut Ctx) {
         end,
         last_ts,
         notes,
-        part: None,
+        part,
     };
-    // The connection layer fills in the TCP stream and end frame.
-    let tcp = TcpTrail {
-        stream: 0,
-        end_frame: 0,
-        h2_stream: Some(id),
-        tls: None,
-    };
-    let locator = done.push(Some(tcp), cx);
+    let locator = done.push(Some(trail(id)), cx);
     for (level, kind, message) in diags {
         cx.diags.push(Problem::of(
             level,
