@@ -24,7 +24,9 @@ SHAPE:
              logs two notifications per call; each call is answered by JSON on its
              POST (megabytes is ignored: CALLS=n per session, 1,000); RESUMED=1:
              each GET resumes the session's earlier stream (`Last-Event-ID`, as a
-             client reconnects after a proxy cut it), and every event has an id
+             client reconnects after a proxy cut it), and every event has an id;
+             H2=1: each session is one HTTP/2 connection (h2c with prior knowledge),
+             its GET stream and its POSTs multiplexed there
 """
 import gzip
 import json
@@ -277,6 +279,80 @@ def standalone_steps(pcap, calls, n):
     posts.close()
 
 
+def h2_frame(kind, flags, stream, payload):
+    return struct.pack("!I", len(payload))[1:] + bytes([kind, flags]) + struct.pack("!I", stream) + payload
+
+
+def hpack_literal(index, value):
+    """A header field without indexing, its name from the static table (RFC 7541
+    §6.2.2), its value a plain string (values here are shorter than 127 bytes)."""
+    head = bytes([index]) if index < 15 else bytes([0x0F, index - 15])
+    return head + bytes([len(value)]) + value.encode()
+
+
+def hpack_new(name, value):
+    return b"\x00" + bytes([len(name)]) + name.encode() + bytes([len(value)]) + value.encode()
+
+
+def h2_request(stream, method, sid, body=None):
+    """HEADERS (and DATA) of a request: `:method` GET (2) or POST (3), `:scheme http`
+    (6), `:path` (4) and `:authority` (1) literal, the session, the content type."""
+    block = bytes([0x82 if method == "GET" else 0x83, 0x86])
+    block += hpack_literal(4, "/mcp") + hpack_literal(1, "10.0.0.1:8000")
+    if sid:
+        block += hpack_new("mcp-session-id", sid)
+    if body is None:
+        return h2_frame(1, 0x5, stream, block)
+    block += hpack_literal(31, "application/json")
+    data = json.dumps(body).encode()
+    return h2_frame(1, 0x4, stream, block) + h2_frame(0, 0x1, stream, data)
+
+
+def h2_response(stream, content_type, sid=None, body=None):
+    """`:status 200` (8) and its content type; a JSON body ends the stream."""
+    block = b"\x88" + hpack_literal(31, content_type)
+    if sid:
+        block += hpack_new("mcp-session-id", sid)
+    if body is None:
+        return h2_frame(1, 0x4, stream, block)
+    return h2_frame(1, 0x4, stream, block) + h2_frame(0, 0x1, stream, json.dumps(body).encode())
+
+
+def h2_standalone_steps(pcap, calls, n):
+    """`standalone_steps` over one HTTP/2 connection per session: `initialize` on
+    stream 1, the standalone GET stream on stream 3, then each call on the next odd
+    stream, its two log notifications DATA frames of stream 3."""
+    sid = f"sess-{n:08x}"
+    c = Conn(pcap, 20000 + (n % 10000), 3 * n + 1)
+    c.send(True, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + h2_frame(4, 0, 0, b"") + h2_request(1, "POST", None, {
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "1"}}}))
+    c.send(False, h2_frame(4, 0, 0, b"") + h2_response(1, "application/json", sid, {
+        "jsonrpc": "2.0", "id": 1, "result": {
+            "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "bench-server", "version": "1.0"}}}))
+    c.send(True, h2_request(3, "GET", sid))
+    c.send(False, h2_response(3, "text/event-stream"))
+    for k in range(calls):
+        rid, stream = 10 + k, 5 + 2 * k
+        c.send(True, h2_request(stream, "POST", sid, {
+            "jsonrpc": "2.0", "id": rid, "method": "tools/call",
+            "params": {"name": f"tool_{k % 10}", "arguments": {"path": f"d/{n}/{k}"}}}))
+        notes = b""
+        for step in ("started", "done"):
+            ev = json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
+                             "params": {"level": "info", "logger": "tools",
+                                        "data": f"call {rid} {step} {TEXT[:100]}"}})
+            notes += h2_frame(0, 0, 3, f"event: message\ndata: {ev}\n\n".encode())
+        c.send(False, notes + h2_response(stream, "application/json", None, {
+            "jsonrpc": "2.0", "id": rid, "result": {
+                "content": [{"type": "text", "text": f"{n}.{k} {TEXT[:300]}"}]}}))
+        yield
+    c.send(False, h2_frame(0, 0x1, 3, b""))
+    c.close()
+
+
 def main():
     shape, out = sys.argv[1], sys.argv[2]
     target = int(sys.argv[3]) * 1_000_000 if len(sys.argv) > 3 else 200_000_000
@@ -299,10 +375,11 @@ def main():
     elif shape == "standalone":
         # Sessions that run at once, each with its standalone GET stream open.
         calls = int(os.environ.get("CALLS", "1000"))
-        going = [standalone_steps(p, calls, k) for k in range(int(os.environ.get("CONCURRENT", "200")))]
+        steps = h2_standalone_steps if os.environ.get("H2") == "1" else standalone_steps
+        going = [steps(p, calls, k) for k in range(int(os.environ.get("CONCURRENT", "200")))]
         while going:
             going = [g for g in going if next(g, StopIteration) is not StopIteration]
-        n = 2 * int(os.environ.get("CONCURRENT", "200"))
+        n = (1 if steps is h2_standalone_steps else 2) * int(os.environ.get("CONCURRENT", "200"))
     elif shape == "flows":
         n = flows(p, int(os.environ.get("FLOWS", "200000")))
     else:
