@@ -404,12 +404,25 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         && args.write_baseline.is_none()
         && args.report.is_none()
         && args.html.is_none();
-    let call_sinks = stream.then(|| {
-        SinkFactory(std::sync::Arc::new(move |path: &str| {
+    // The table alone shows only the calls that need attention: the others are
+    // counted as they are judged, so memory stays flat there too.
+    let table_only = matches!(args.format, Format::Table)
+        && !args.all
+        && filter.is_empty()
+        && baseline.is_none()
+        && args.write_baseline.is_none()
+        && args.report.is_none()
+        && args.html.is_none();
+    let call_sinks = if stream {
+        Some(SinkFactory(std::sync::Arc::new(move |path: &str| {
             Box::new(report::jsonl::Spool::new(path, redactor))
                 as Box<dyn mcpsift::correlate::CallSink>
-        }))
-    });
+        })))
+    } else if table_only {
+        Some(report::attention_sinks())
+    } else {
+        None
+    };
     let config = Config {
         call_sinks,
         pipeline: false,
@@ -471,6 +484,9 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         run_batch(&batch::Progress::default())
     };
 
+    if table_only {
+        report::take_attention(&mut report);
+    }
     // Shared passes, in order: filters, baseline, redaction (report/mod.rs).
     let unmatched = report::filter::unmatched(&report, &filter);
     report::filter::apply(&mut report, &filter);

@@ -19,6 +19,7 @@ pub use filter::{Filter, Unmatched};
 pub use gate::Condition;
 pub use redact::Redactor;
 pub use summary::Summary;
+pub use table::{attention_sinks, take_attention};
 
 use crate::batch::Report;
 use std::io::{self, Write};

@@ -1,12 +1,57 @@
 //! The terminal report: a summary per input, the calls worth attention, then
 //! findings by severity. Successes are folded into counts unless `--all`.
 
+use super::markdown::needs_attention;
 use super::{place, HumanOptions};
 use crate::batch::{Report, Status};
-use crate::correlate::Call;
+use crate::config::SinkFactory;
+use crate::correlate::{Call, CallSink, Finding};
 use crate::model::{Outcome, Severity};
 use comfy_table::{presets, Cell, Color, ColumnConstraint, ContentArrangement, Table, Width};
 use std::io::{self, Write};
+
+/// The calls this report shows, kept as they are judged: the others are only
+/// counted (`Analysis::streamed`), so that a long input's memory does not grow with
+/// its healthy calls. For a run without `--all`, filters, baselines or other reports.
+struct Attention(Vec<Call>);
+
+impl CallSink for Attention {
+    fn call(&mut self, call: Call) {
+        drop(self.call_returning(call));
+    }
+
+    fn call_returning(&mut self, call: Call) -> Option<Call> {
+        if needs_attention(&call) {
+            self.0.push(call);
+            return None;
+        }
+        Some(call)
+    }
+
+    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        Box::new(self.0)
+    }
+}
+
+/// The sinks of a run whose report is this table alone (see `Attention`).
+pub fn attention_sinks() -> SinkFactory {
+    SinkFactory(std::sync::Arc::new(|_: &str| {
+        Box::new(Attention(Vec::new())) as Box<dyn CallSink>
+    }))
+}
+
+/// Puts the calls `Attention` kept back in each input's `calls`, for the report.
+pub fn take_attention(report: &mut Report) {
+    for ir in &mut report.inputs {
+        let Some(s) = ir.analysis.streamed.as_mut() else {
+            continue;
+        };
+        let product = std::mem::replace(&mut s.product, Box::new(()));
+        if let Ok(kept) = product.downcast::<Vec<Call>>() {
+            ir.analysis.calls = *kept;
+        }
+    }
+}
 
 fn outcome_color(o: Outcome) -> Color {
     match o {
@@ -224,7 +269,7 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         }
         let mut counts: Vec<String> = Vec::new();
         for o in Outcome::ALL {
-            let n = a.calls.iter().filter(|c| c.verdict.outcome == *o).count();
+            let n = a.outcome_count(*o);
             if n > 0 {
                 counts.push(format!("{n} {o}"));
             }
@@ -234,7 +279,7 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
             ir.path,
             ir.format.as_str(),
             a.exchanges,
-            a.calls.len(),
+            a.call_count(),
             if counts.is_empty() {
                 String::new()
             } else {
@@ -339,7 +384,11 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 .collect();
             write_rows(w, opts, &header, &rows)?;
         }
-        let mut findings: Vec<_> = a.findings.iter().collect();
+        let mut findings: Vec<Finding> = Vec::new();
+        a.for_each_finding(|f| {
+            findings.push(f.clone());
+            Ok(())
+        })?;
         findings.sort_by(|x, y| y.severity.cmp(&x.severity).then(x.calls.cmp(&y.calls)));
         if !findings.is_empty() {
             let rows: Vec<Row> = findings
@@ -406,17 +455,21 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
             }
         )?;
     }
-    let calls: usize = report.inputs.iter().map(|i| i.analysis.calls.len()).sum();
-    let failing = report
+    let calls: u64 = report.inputs.iter().map(|i| i.analysis.call_count()).sum();
+    let failing: u64 = report
         .inputs
         .iter()
-        .flat_map(|i| &i.analysis.calls)
-        .filter(|c| !c.verdict.outcome.is_success())
-        .count();
-    let findings: usize = report
+        .flat_map(|i| {
+            Outcome::ALL
+                .iter()
+                .filter(|o| !o.is_success())
+                .map(|o| i.analysis.outcome_count(*o))
+        })
+        .sum();
+    let findings: u64 = report
         .inputs
         .iter()
-        .map(|i| i.analysis.findings.len())
+        .map(|i| i.analysis.finding_counts().count(|_, _| true))
         .sum();
     let again = match report.reinvocations() {
         0 => String::new(),
@@ -437,4 +490,58 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         },
         if findings == 1 { "" } else { "s" }
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::{run, Input};
+    use crate::config::Config;
+
+    /// A run whose report is the table alone keeps only the calls the table shows,
+    /// and counts the others as they are judged: the counts, the shown calls and the
+    /// findings are those of a run that kept every call.
+    #[test]
+    fn the_table_alone_keeps_only_the_calls_it_shows() {
+        let inputs = [Input::Path(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"),
+        )];
+        let whole = run(&inputs, &Config::default());
+        let config = Config {
+            call_sinks: Some(attention_sinks()),
+            ..Config::default()
+        };
+        let mut lean = run(&inputs, &config);
+        take_attention(&mut lean);
+        let (mut kept, mut all) = (0, 0);
+        for (w, l) in whole.inputs.iter().zip(&lean.inputs) {
+            let (w, l) = (&w.analysis, &l.analysis);
+            assert_eq!(l.call_count(), w.calls.len() as u64);
+            for o in Outcome::ALL {
+                assert_eq!(l.outcome_count(*o), w.outcome_count(*o), "{o}");
+            }
+            assert_eq!(l.reinvocations(), w.reinvocations());
+            assert_eq!(l.finding_counts(), w.finding_counts());
+            let shown: Vec<String> = w
+                .calls
+                .iter()
+                .filter(|c| needs_attention(c))
+                .map(|c| format!("{} {}", c.locator, c.id))
+                .collect();
+            let held: Vec<String> = l
+                .calls
+                .iter()
+                .map(|c| format!("{} {}", c.locator, c.id))
+                .collect();
+            assert_eq!(held, shown);
+            kept += l.calls.len();
+            all += w.calls.len();
+        }
+        assert!(kept > 0 && kept < all, "{kept} of {all}");
+        let opts = HumanOptions::default();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write(&whole, &opts, &mut a).unwrap();
+        write(&lean, &opts, &mut b).unwrap();
+        assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+    }
 }
