@@ -16,7 +16,7 @@ dir=${1:-/tmp/mcpsift-bench}
 mb=${2:-150}
 limit=${LIMIT:-300}
 repeat=${REPEAT:-3}
-shapes=${SHAPES:-"keepalive current flows large legacy legacy-many standalone har browser jsonl small stdio archive dir"}
+shapes=${SHAPES:-"keepalive current flows large legacy legacy-many standalone resumed h2 har browser jsonl small stdio archive dir"}
 mkdir -p "$dir"
 cargo build --release --bin mcpsift --example gen_pcap --example ingest_only
 bin=./target/release/mcpsift
@@ -30,6 +30,8 @@ file_of() {
     legacy) echo "$dir/legacy.pcap" ;;
     legacy-many) echo "$dir/legacy-many.pcap" ;;
     standalone) echo "$dir/standalone.pcap" ;;
+    resumed) echo "$dir/resumed.pcap" ;;
+    h2) echo "$dir/h2.pcap" ;;
     har) echo "$dir/sessions.har" ;;
     browser) echo "$dir/browser.har" ;;
     jsonl) echo "$dir/sessions.jsonl" ;;
@@ -54,6 +56,12 @@ generate() {
     # 200 Streamable HTTP sessions at once, each with its standalone GET stream
     # open, where the server logs each call (about 1.9 KB per call).
     standalone) CONCURRENT=200 CALLS=$((mb * 8 / 3)) python3 bench/make_shapes_pcap.py standalone "$f" ;;
+    # The same, each GET resuming the session's earlier stream (Last-Event-ID), as a
+    # client reconnects after a proxy cut it.
+    resumed) RESUMED=1 CONCURRENT=200 CALLS=$((mb * 8 / 3)) python3 bench/make_shapes_pcap.py standalone "$f" ;;
+    # The same over HTTP/2 (h2c): one connection per session, its GET stream and its
+    # POSTs multiplexed there (about 1.4 KB per call).
+    h2) H2=1 CONCURRENT=200 CALLS=$((mb * 7 / 2)) python3 bench/make_shapes_pcap.py standalone "$f" ;;
     har) python3 tests/fixtures/har/make_big_har.py "$f" "$mb" 8 ;;
     browser) python3 bench/make_har_shapes.py browser "$f" "$mb" ;;
     jsonl) python3 bench/make_big_jsonl.py "$f" "$mb" 8 ;;
