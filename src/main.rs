@@ -404,21 +404,20 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         && args.write_baseline.is_none()
         && args.report.is_none()
         && args.html.is_none();
-    // The table alone shows only the calls that need attention: the others are
-    // counted as they are judged, so memory stays flat there too.
-    let table_only = matches!(args.format, Format::Table)
+    // The table and markdown show only the calls that need attention: the others
+    // are counted as they are judged (report/kept.rs), so memory stays flat there too.
+    let lean = matches!(args.format, Format::Table | Format::Markdown)
         && !args.all
         && filter.is_empty()
         && baseline.is_none()
         && args.write_baseline.is_none()
-        && args.report.is_none()
         && args.html.is_none();
     let call_sinks = if stream {
         Some(SinkFactory(std::sync::Arc::new(move |path: &str| {
             Box::new(report::jsonl::Spool::new(path, redactor))
                 as Box<dyn mcpsift::correlate::CallSink>
         })))
-    } else if table_only {
+    } else if lean {
         Some(report::attention_sinks())
     } else {
         None
@@ -484,7 +483,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         run_batch(&batch::Progress::default())
     };
 
-    if table_only {
+    if lean {
         report::take_attention(&mut report);
     }
     // Shared passes, in order: filters, baseline, redaction (report/mod.rs).

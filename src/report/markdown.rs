@@ -162,48 +162,70 @@ fn where_(ir: &InputReport, loc: &Locator) -> String {
     }
 }
 
-fn verdict_line(report: &Report) -> String {
-    let calls: Vec<&Call> = report
+/// Every finding of each input, held or read back from disk (a run that kept only
+/// the calls its reports show streams its findings too).
+fn findings_of(report: &Report) -> io::Result<Vec<Vec<Finding>>> {
+    report
         .inputs
         .iter()
-        .flat_map(|i| &i.analysis.calls)
-        .collect();
-    let failing: Vec<&&Call> = calls
-        .iter()
-        .filter(|c| !c.verdict.outcome.is_success())
-        .collect();
-    let findings: Vec<&Finding> = report
+        .map(|ir| {
+            let mut all = Vec::new();
+            ir.analysis.for_each_finding(|f| {
+                all.push(f.clone());
+                Ok(())
+            })?;
+            Ok(all)
+        })
+        .collect()
+}
+
+/// Calls of every input with outcome `o`, kept whole or counted.
+fn outcome_total(report: &Report, o: Outcome) -> usize {
+    report
         .inputs
         .iter()
-        .flat_map(|i| &i.analysis.findings)
-        .collect();
+        .map(|i| i.analysis.outcome_count(o) as usize)
+        .sum()
+}
+
+fn verdict_line(report: &Report, findings: &[Vec<Finding>]) -> String {
+    let calls = report
+        .inputs
+        .iter()
+        .map(|i| i.analysis.call_count() as usize)
+        .sum::<usize>();
+    let failing = Outcome::ALL
+        .iter()
+        .filter(|o| !o.is_success())
+        .map(|o| outcome_total(report, *o))
+        .sum::<usize>();
+    let findings: Vec<&Finding> = findings.iter().flatten().collect();
     let unreadable = report
         .inputs
         .iter()
         .filter(|i| i.status == Status::Error)
         .count();
-    let mut s = if calls.is_empty() {
+    let mut s = if calls == 0 {
         format!(
             "No tools/call in {}.",
             plural(report.inputs.len(), "input", "inputs")
         )
-    } else if failing.is_empty() {
+    } else if failing == 0 {
         format!(
             "All {} succeeded.",
-            plural(calls.len(), "tools/call", "tools/call")
+            plural(calls, "tools/call", "tools/call")
         )
     } else {
         let mut by: Vec<String> = Vec::new();
-        for o in Outcome::ALL {
-            let n = failing.iter().filter(|c| c.verdict.outcome == *o).count();
+        for o in Outcome::ALL.iter().filter(|o| !o.is_success()) {
+            let n = outcome_total(report, *o);
             if n > 0 {
                 by.push(format!("{n} {}", escape(o.as_str())));
             }
         }
         format!(
-            "{} of {} did not succeed ({}).",
-            failing.len(),
-            plural(calls.len(), "tools/call", "tools/call"),
+            "{failing} of {} did not succeed ({}).",
+            plural(calls, "tools/call", "tools/call"),
             by.join(", ")
         )
     };
@@ -248,11 +270,12 @@ fn verdict_line(report: &Report) -> String {
     s
 }
 
-fn write_findings(report: &Report, w: &mut dyn Write) -> io::Result<()> {
+fn write_findings(report: &Report, findings: &[Vec<Finding>], w: &mut dyn Write) -> io::Result<()> {
     let mut all: Vec<(&InputReport, &Finding)> = report
         .inputs
         .iter()
-        .flat_map(|i| i.analysis.findings.iter().map(move |f| (i, f)))
+        .zip(findings)
+        .flat_map(|(i, fs)| fs.iter().map(move |f| (i, f)))
         .collect();
     if all.is_empty() {
         return Ok(());
@@ -274,12 +297,13 @@ fn write_findings(report: &Report, w: &mut dyn Write) -> io::Result<()> {
             .map(|l| l.to_string())
             .collect::<Vec<_>>()
             .join(", ");
-        let mut tools: Vec<&str> = ir
-            .analysis
-            .calls
+        // In the order the calls were judged, as they are listed.
+        let mut seqs = f.calls.clone();
+        seqs.sort_unstable();
+        seqs.dedup();
+        let mut tools: Vec<&str> = seqs
             .iter()
-            .filter(|c| f.calls.contains(&c.seq))
-            .filter_map(|c| c.tool.as_deref())
+            .filter_map(|&seq| super::kept::tool_of(&ir.analysis, seq))
             .collect();
         tools.dedup();
         writeln!(
@@ -301,11 +325,7 @@ fn write_findings(report: &Report, w: &mut dyn Write) -> io::Result<()> {
     writeln!(w)?;
     // The reader of a ticket has no mcpsift to ask: say what each kind means.
     for k in FindingKind::ALL {
-        if report
-            .inputs
-            .iter()
-            .any(|i| i.analysis.findings.iter().any(|f| f.kind == *k))
-        {
+        if findings.iter().flatten().any(|f| f.kind == *k) {
             writeln!(
                 w,
                 "- **{}:** {}",
@@ -339,12 +359,7 @@ fn write_inputs(report: &Report, w: &mut dyn Write) -> io::Result<()> {
         };
         let mut by: Vec<String> = Vec::new();
         for o in Outcome::ALL {
-            let n = ir
-                .analysis
-                .calls
-                .iter()
-                .filter(|c| c.verdict.outcome == *o)
-                .count();
+            let n = ir.analysis.outcome_count(*o);
             if n > 0 {
                 by.push(format!("{n} {}", escape(o.as_str())));
             }
@@ -356,7 +371,7 @@ fn write_inputs(report: &Report, w: &mut dyn Write) -> io::Result<()> {
             ir.format.as_str(),
             escape(&status),
             ir.analysis.exchanges,
-            ir.analysis.calls.len(),
+            ir.analysis.call_count(),
             by.join(", ")
         )?;
     }
@@ -654,7 +669,11 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
     if let Some(run) = &opts.run {
         head.push_str(&header(run, report));
     }
-    head.push_str(&format!("**Verdict:** {}\n\n", verdict_line(report)));
+    let all_findings = findings_of(report)?;
+    head.push_str(&format!(
+        "**Verdict:** {}\n\n",
+        verdict_line(report, &all_findings)
+    ));
     if !report.filters.is_empty() {
         head.push_str(&format!("Filtered: {}.\n\n", escape(&report.filters)));
     }
@@ -664,13 +683,14 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
             plural(report.baseline_accepted, "finding", "findings")
         ));
     }
-    let findings = section(|w| write_findings(report, w))?;
+    let findings = section(|w| write_findings(report, &all_findings, w))?;
     let inputs = section(|w| write_inputs(report, w))?;
-    let attention: Vec<(&InputReport, &Call)> = report
+    let attention: Vec<(&InputReport, &[Finding], &Call)> = report
         .inputs
         .iter()
-        .flat_map(|i| i.analysis.calls.iter().map(move |c| (i, c)))
-        .filter(|(_, c)| needs_attention(c))
+        .zip(&all_findings)
+        .flat_map(|(i, fs)| i.analysis.calls.iter().map(move |c| (i, fs.as_slice(), c)))
+        .filter(|(_, _, c)| needs_attention(c))
         .collect();
     let mut calls_head = String::new();
     let mut calls: Vec<String> = Vec::new();
@@ -682,13 +702,8 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 attention.len()
             ));
         }
-        for (ir, c) in attention.into_iter().take(MAX_SECTIONS) {
-            let fs: Vec<&Finding> = ir
-                .analysis
-                .findings
-                .iter()
-                .filter(|f| f.calls.contains(&c.seq))
-                .collect();
+        for (ir, all, c) in attention.into_iter().take(MAX_SECTIONS) {
+            let fs: Vec<&Finding> = all.iter().filter(|f| f.calls.contains(&c.seq)).collect();
             calls.push(section(|w| write_call(ir, c, &fs, w))?);
         }
     }

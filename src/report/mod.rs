@@ -9,6 +9,7 @@ pub mod filter;
 pub mod gate;
 pub mod html;
 pub mod jsonl;
+pub mod kept;
 pub mod markdown;
 pub mod redact;
 pub mod summary;
@@ -17,9 +18,9 @@ mod table;
 pub use baseline::{Applied, Baseline, BaselineError};
 pub use filter::{Filter, Unmatched};
 pub use gate::Condition;
+pub use kept::{attention_sinks, take_attention};
 pub use redact::Redactor;
 pub use summary::Summary;
-pub use table::{attention_sinks, take_attention};
 
 use crate::batch::Report;
 use std::io::{self, Write};

@@ -1,57 +1,12 @@
 //! The terminal report: a summary per input, the calls worth attention, then
 //! findings by severity. Successes are folded into counts unless `--all`.
 
-use super::markdown::needs_attention;
 use super::{place, HumanOptions};
 use crate::batch::{Report, Status};
-use crate::config::SinkFactory;
-use crate::correlate::{Call, CallSink, Finding};
+use crate::correlate::{Call, Finding};
 use crate::model::{Outcome, Severity};
 use comfy_table::{presets, Cell, Color, ColumnConstraint, ContentArrangement, Table, Width};
 use std::io::{self, Write};
-
-/// The calls this report shows, kept as they are judged: the others are only
-/// counted (`Analysis::streamed`), so that a long input's memory does not grow with
-/// its healthy calls. For a run without `--all`, filters, baselines or other reports.
-struct Attention(Vec<Call>);
-
-impl CallSink for Attention {
-    fn call(&mut self, call: Call) {
-        drop(self.call_returning(call));
-    }
-
-    fn call_returning(&mut self, call: Call) -> Option<Call> {
-        if needs_attention(&call) {
-            self.0.push(call);
-            return None;
-        }
-        Some(call)
-    }
-
-    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
-        Box::new(self.0)
-    }
-}
-
-/// The sinks of a run whose report is this table alone (see `Attention`).
-pub fn attention_sinks() -> SinkFactory {
-    SinkFactory(std::sync::Arc::new(|_: &str| {
-        Box::new(Attention(Vec::new())) as Box<dyn CallSink>
-    }))
-}
-
-/// Puts the calls `Attention` kept back in each input's `calls`, for the report.
-pub fn take_attention(report: &mut Report) {
-    for ir in &mut report.inputs {
-        let Some(s) = ir.analysis.streamed.as_mut() else {
-            continue;
-        };
-        let product = std::mem::replace(&mut s.product, Box::new(()));
-        if let Ok(kept) = product.downcast::<Vec<Call>>() {
-            ir.analysis.calls = *kept;
-        }
-    }
-}
 
 fn outcome_color(o: Outcome) -> Color {
     match o {
@@ -490,58 +445,4 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         },
         if findings == 1 { "" } else { "s" }
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::batch::{run, Input};
-    use crate::config::Config;
-
-    /// A run whose report is the table alone keeps only the calls the table shows,
-    /// and counts the others as they are judged: the counts, the shown calls and the
-    /// findings are those of a run that kept every call.
-    #[test]
-    fn the_table_alone_keeps_only_the_calls_it_shows() {
-        let inputs = [Input::Path(
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("samples"),
-        )];
-        let whole = run(&inputs, &Config::default());
-        let config = Config {
-            call_sinks: Some(attention_sinks()),
-            ..Config::default()
-        };
-        let mut lean = run(&inputs, &config);
-        take_attention(&mut lean);
-        let (mut kept, mut all) = (0, 0);
-        for (w, l) in whole.inputs.iter().zip(&lean.inputs) {
-            let (w, l) = (&w.analysis, &l.analysis);
-            assert_eq!(l.call_count(), w.calls.len() as u64);
-            for o in Outcome::ALL {
-                assert_eq!(l.outcome_count(*o), w.outcome_count(*o), "{o}");
-            }
-            assert_eq!(l.reinvocations(), w.reinvocations());
-            assert_eq!(l.finding_counts(), w.finding_counts());
-            let shown: Vec<String> = w
-                .calls
-                .iter()
-                .filter(|c| needs_attention(c))
-                .map(|c| format!("{} {}", c.locator, c.id))
-                .collect();
-            let held: Vec<String> = l
-                .calls
-                .iter()
-                .map(|c| format!("{} {}", c.locator, c.id))
-                .collect();
-            assert_eq!(held, shown);
-            kept += l.calls.len();
-            all += w.calls.len();
-        }
-        assert!(kept > 0 && kept < all, "{kept} of {all}");
-        let opts = HumanOptions::default();
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        write(&whole, &opts, &mut a).unwrap();
-        write(&lean, &opts, &mut b).unwrap();
-        assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
-    }
 }
