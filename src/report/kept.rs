@@ -1,8 +1,9 @@
 //! What a run whose reports are the table and markdown keeps of its calls: the calls
-//! those reports show (not `TOOL_SUCCESS`, or sent more than once), whole, and of
-//! every other call only its tool, by `seq` (a finding names the tools of the calls
-//! it involves). The rest is counted as calls are judged (`Analysis::streamed`), so
-//! a long input's memory does not grow with its healthy calls.
+//! those reports show (not `TOOL_SUCCESS`, or sent more than once), whole, the first
+//! `SHOWN` of an input, and of every other call only its tool, by `seq` (a finding
+//! names the tools of the calls it involves). The rest is counted as calls are judged
+//! (`Analysis::streamed`), so an input's memory grows neither with its healthy calls
+//! nor with the failed calls of a server that is down.
 
 use super::markdown::needs_attention;
 use crate::batch::Report;
@@ -21,6 +22,11 @@ pub struct ToolsBySeq {
 
 /// No tool known for this `seq`.
 const NONE: u32 = u32::MAX;
+
+/// Calls that need attention an input's table lists (and keeps), and the markdown
+/// report draws its sections from; past it they are counted. A terminal of more
+/// rows is read by no one, and `--format jsonl` lists them all.
+pub const SHOWN: usize = 1_000;
 
 impl ToolsBySeq {
     fn add(&mut self, c: &Call) {
@@ -51,6 +57,15 @@ impl ToolsBySeq {
 struct Attention {
     calls: Vec<Call>,
     tools: ToolsBySeq,
+    /// Calls that need attention past `SHOWN`.
+    unlisted: u64,
+}
+
+/// What stays with an input of such a run besides the calls kept.
+#[derive(Debug, Default)]
+pub struct Unkept {
+    tools: ToolsBySeq,
+    unlisted: u64,
 }
 
 impl CallSink for Attention {
@@ -60,15 +75,22 @@ impl CallSink for Attention {
 
     fn call_returning(&mut self, call: Call) -> Option<Call> {
         if needs_attention(&call) {
-            self.calls.push(call);
-            return None;
+            if self.calls.len() < SHOWN {
+                self.calls.push(call);
+                return None;
+            }
+            self.unlisted += 1;
         }
         self.tools.add(&call);
         Some(call)
     }
 
     fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
-        Box::new((self.calls, self.tools))
+        let unkept = Unkept {
+            tools: self.tools,
+            unlisted: self.unlisted,
+        };
+        Box::new((self.calls, unkept))
     }
 }
 
@@ -78,6 +100,7 @@ pub fn attention_sinks() -> SinkFactory {
         Box::new(Attention {
             calls: Vec::new(),
             tools: ToolsBySeq::default(),
+            unlisted: 0,
         }) as Box<dyn CallSink>
     }))
 }
@@ -90,10 +113,10 @@ pub fn take_attention(report: &mut Report) {
             continue;
         };
         let product = std::mem::replace(&mut s.product, Box::new(()));
-        if let Ok(kept) = product.downcast::<(Vec<Call>, ToolsBySeq)>() {
-            let (calls, tools) = *kept;
+        if let Ok(kept) = product.downcast::<(Vec<Call>, Unkept)>() {
+            let (calls, unkept) = *kept;
             ir.analysis.calls = calls;
-            s.product = Box::new(tools);
+            s.product = Box::new(unkept);
         }
     }
 }
@@ -103,11 +126,20 @@ pub fn tool_of(a: &Analysis, seq: usize) -> Option<&str> {
     if let Ok(i) = a.calls.binary_search_by_key(&seq, |c| c.seq) {
         return a.calls[i].tool.as_deref();
     }
-    a.streamed
-        .as_ref()?
-        .product
-        .downcast_ref::<ToolsBySeq>()?
-        .get(seq)
+    unkept(a)?.tools.get(seq)
+}
+
+fn unkept(a: &Analysis) -> Option<&Unkept> {
+    a.streamed.as_ref()?.product.downcast_ref::<Unkept>()
+}
+
+/// The calls of an input that need attention, the first `SHOWN` of them (the ones
+/// a report lists) and how many more there are, kept whole or not.
+pub fn attention(a: &Analysis) -> (Vec<&Call>, u64) {
+    let all = a.calls.iter().filter(|c| needs_attention(c));
+    let listed: Vec<&Call> = all.clone().take(SHOWN).collect();
+    let more = all.count() - listed.len();
+    (listed, more as u64 + unkept(a).map_or(0, |u| u.unlisted))
 }
 
 #[cfg(test)]
@@ -170,6 +202,54 @@ mod tests {
             write(&whole, format, &opts, &mut a).unwrap();
             write(&lean, format, &opts, &mut b).unwrap();
             assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+        }
+    }
+
+    /// A server that is down fails every call: the reports list the first `SHOWN`
+    /// calls of an input and count the others, and a run that keeps only what they
+    /// show keeps no more than those, with the same reports.
+    #[test]
+    fn the_calls_that_need_attention_are_listed_and_kept_up_to_a_bound() {
+        const CALLS: usize = SHOWN + 500;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("down.jsonl");
+        let mut text = String::new();
+        for i in 0..CALLS {
+            let body = format!(
+                r#"{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"read_file\",\"arguments\":{{\"n\":{i}}}}}}}"#
+            );
+            text.push_str(&format!(
+                r#"{{"request":{{"method":"POST","url":"http://h/mcp","body":"{body}"}},"response":{{"status":502,"body":"Bad Gateway"}}}}"#
+            ));
+            text.push('\n');
+        }
+        std::fs::write(&path, text).unwrap();
+        let inputs = [Input::Path(path)];
+        let whole = run(&inputs, &Config::default());
+        assert_eq!(whole.inputs[0].analysis.calls.len(), CALLS);
+        let config = Config {
+            call_sinks: Some(attention_sinks()),
+            ..Config::default()
+        };
+        let mut lean = run(&inputs, &config);
+        take_attention(&mut lean);
+        let a = &lean.inputs[0].analysis;
+        assert_eq!(a.calls.len(), SHOWN);
+        assert_eq!(a.call_count(), CALLS as u64);
+        let (listed, more) = attention(a);
+        assert_eq!((listed.len(), more), (SHOWN, 500));
+        let opts = HumanOptions::default();
+        for format in [OutputFormat::Table, OutputFormat::Markdown] {
+            let (mut x, mut y) = (Vec::new(), Vec::new());
+            write(&whole, format, &opts, &mut x).unwrap();
+            write(&lean, format, &opts, &mut y).unwrap();
+            let (x, y) = (String::from_utf8(x).unwrap(), String::from_utf8(y).unwrap());
+            assert_eq!(x, y);
+            let said = match format {
+                OutputFormat::Table => "  500 more calls that need attention",
+                _ => &format!("The first 100 of {CALLS} calls"),
+            };
+            assert!(x.contains(said), "{x}");
         }
     }
 }

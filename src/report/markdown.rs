@@ -14,6 +14,8 @@ use std::io::{self, Write};
 /// Call sections at most: a ticket with thousands of sections helps nobody, and
 /// GitHub cuts long bodies.
 const MAX_SECTIONS: usize = 100;
+// The sections come from the calls each input lists (`kept::SHOWN`).
+const _: () = assert!(super::kept::SHOWN >= MAX_SECTIONS);
 
 /// Escapes text for a line of prose or a table cell: every character that could
 /// start markup on GitHub or GitLab (emphasis, links, HTML, math, mentions, tables).
@@ -685,21 +687,23 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
     }
     let findings = section(|w| write_findings(report, &all_findings, w))?;
     let inputs = section(|w| write_inputs(report, w))?;
-    let attention: Vec<(&InputReport, &[Finding], &Call)> = report
-        .inputs
-        .iter()
-        .zip(&all_findings)
-        .flat_map(|(i, fs)| i.analysis.calls.iter().map(move |c| (i, fs.as_slice(), c)))
-        .filter(|(_, _, c)| needs_attention(c))
-        .collect();
+    // Sections for the first calls that need attention, of every input's first
+    // `kept::SHOWN`; the others are counted.
+    let mut attention: Vec<(&InputReport, &[Finding], &Call)> = Vec::new();
+    let mut unlisted = 0;
+    for (ir, fs) in report.inputs.iter().zip(&all_findings) {
+        let (listed, more) = super::kept::attention(&ir.analysis);
+        attention.extend(listed.into_iter().map(|c| (ir, fs.as_slice(), c)));
+        unlisted += more as usize;
+    }
     let mut calls_head = String::new();
     let mut calls: Vec<String> = Vec::new();
     if !attention.is_empty() {
         calls_head.push_str("## Calls that need attention\n\n");
-        if attention.len() > MAX_SECTIONS {
+        if attention.len() + unlisted > MAX_SECTIONS {
             calls_head.push_str(&format!(
                 "The first {MAX_SECTIONS} of {} calls; narrow with `--tool`, `--outcome`, `--finding` or `--scope` to see the others.\n\n",
-                attention.len()
+                attention.len() + unlisted
             ));
         }
         for (ir, all, c) in attention.into_iter().take(MAX_SECTIONS) {

@@ -265,11 +265,11 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
             1 => writeln!(w, "  1 problem (on stderr)")?,
             n => writeln!(w, "  {n} problems (on stderr)")?,
         }
-        let shown: Vec<&Call> = a
-            .calls
-            .iter()
-            .filter(|c| opts.all || super::markdown::needs_attention(c))
-            .collect();
+        let (shown, unlisted) = if opts.all {
+            (a.calls.iter().collect(), 0)
+        } else {
+            super::kept::attention(a)
+        };
         if !shown.is_empty() {
             // A time column only when the input recorded times (a bare `tee` has none).
             let timed = shown.iter().any(|c| c.started_at.is_some());
@@ -338,6 +338,12 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 })
                 .collect();
             write_rows(w, opts, &header, &rows)?;
+        }
+        if unlisted > 0 {
+            writeln!(
+                w,
+                "  {unlisted} more calls that need attention (all are listed with --format jsonl)"
+            )?;
         }
         let mut findings: Vec<Finding> = Vec::new();
         a.for_each_finding(|f| {
