@@ -314,7 +314,11 @@ impl State {
             held: 0,
             relieved: 0,
             held_budget: HELD_BUDGET,
-            gauge: Gauge::new(limits.max_record_bytes.saturating_mul(8)),
+            gauge: Gauge::new(
+                limits
+                    .max_record_bytes
+                    .saturating_mul(http1::body::IN_FLIGHT),
+            ),
             stopped: None,
             given: Arc::default(),
             embedded: KeyLog::default(),

@@ -139,7 +139,38 @@ pub(in crate::ingest::pcap) struct Content {
     counted: bool,
 }
 
+/// The bodies in flight of a capture keep together at most this many times
+/// `--max-record-bytes` (`Gauge`).
+pub(in crate::ingest::pcap) const IN_FLIGHT: usize = 8;
+
 impl Content {
+    /// The body of a response to a `method` request, with `headers`, that may have
+    /// bytes (not `bodyless`), HTTP/1.1 and HTTP/2 alike. The answer to a GET may be
+    /// a stream that lasts its session: it is handed on in parts (`Stream::parted`)
+    /// and not counted against the capture's gauge (`counted`).
+    pub(in crate::ingest::pcap) fn answering(
+        method: &str,
+        headers: &crate::model::Headers,
+        coding: Option<Coding>,
+        bodyless: bool,
+        caps: Caps,
+    ) -> Content {
+        let get = method.eq_ignore_ascii_case("GET");
+        let kept = if bodyless {
+            Kept::None
+        } else if headers.media_type_is("text/event-stream") {
+            Content::sse(caps, get)
+        } else {
+            Kept::Bytes(Vec::new())
+        };
+        let content = Content::new(coding, kept, caps);
+        if get {
+            content.uncounted()
+        } else {
+            content
+        }
+    }
+
     pub(in crate::ingest::pcap) fn new(coding: Option<Coding>, kept: Kept, caps: Caps) -> Content {
         // A kept body never needs more decoded bytes than its cap: decoding stops there,
         // so a bomb costs the cap, not its expansion.
@@ -163,14 +194,14 @@ impl Content {
     /// stream that may last its session (handed on in parts over HTTP/1.1 and
     /// HTTP/2). Healthy sessions keep such streams open by the hundred, and
     /// counting them would cut the bodies of calls beside them.
-    pub(in crate::ingest::pcap) fn uncounted(mut self) -> Content {
+    fn uncounted(mut self) -> Content {
         self.counted = false;
         self
     }
 
     /// An event stream body; `get` when it answers a GET, so that it is handed on
     /// in parts (see `Stream::parted`).
-    pub(in crate::ingest::pcap) fn sse(caps: Caps, get: bool) -> Kept {
+    fn sse(caps: Caps, get: bool) -> Kept {
         Kept::Sse(Box::new(Stream {
             parser: SseParser::new(caps.sse.event_bytes),
             events: Events::new(caps.sse),
@@ -353,19 +384,19 @@ fn keep(
     cut_reported: &mut bool,
     shared: usize,
 ) {
-    let mut cut_shared = |notes: &mut Vec<Note>, kept: usize| {
+    // The body is cut, by its own cap or by the capture's, and said so once.
+    let mut cut = |notes: &mut Vec<Note>, why: String| {
         *truncated = true;
         if !*cut_reported {
             *cut_reported = true;
-            notes.push((
-                Level::Problem,
-                Kind::Cap,
-                format!(
-                    "cap: the bodies in flight over all connections reached {} MiB (8 times --max-record-bytes); this response body was cut after {kept} bytes (raise --max-record-bytes)",
-                    (8 * caps.body) >> 20
-                ),
-            ));
+            notes.push((Level::Problem, Kind::Cap, why));
         }
+    };
+    let shared_cut = |kept: usize| {
+        format!(
+            "cap: the bodies in flight over all connections reached {} MiB ({IN_FLIGHT} times --max-record-bytes); this response body was cut after {kept} bytes (raise --max-record-bytes)",
+            (IN_FLIGHT * caps.body) >> 20
+        )
     };
     match kept {
         Kept::None => {}
@@ -373,22 +404,15 @@ fn keep(
             let own = caps.body.saturating_sub(buf.len());
             let room = own.min(shared);
             if decoded.len() > room {
-                if room < own {
-                    cut_shared(notes, buf.len() + room);
+                let why = if room < own {
+                    shared_cut(buf.len() + room)
                 } else {
-                    *truncated = true;
-                    if !*cut_reported {
-                        *cut_reported = true;
-                        notes.push((
-                            Level::Problem,
-                            Kind::Cap,
-                            format!(
-                                "cap: the response body is longer than {} bytes; only the first {} were kept (raise --max-record-bytes)",
-                                caps.body, caps.body
-                            ),
-                        ));
-                    }
-                }
+                    format!(
+                        "cap: the response body is longer than {} bytes; only the first {} were kept (raise --max-record-bytes)",
+                        caps.body, caps.body
+                    )
+                };
+                cut(notes, why);
             }
             buf.extend_from_slice(&decoded[..decoded.len().min(room)]);
         }
@@ -396,7 +420,7 @@ fn keep(
             if shared == 0 && !s.events.starved() {
                 // No room left: later events are counted, not kept.
                 s.events.starve();
-                cut_shared(notes, s.events.held_bytes() as usize);
+                cut(notes, shared_cut(s.events.held_bytes() as usize));
             }
             s.feed(decoded, ts);
         }

@@ -22,7 +22,7 @@ use crate::model::{
     SseBody, StreamPart, TcpTrail, Timestamp,
 };
 use crate::sse::Budget;
-use body::{Content, Kept};
+use body::Content;
 use framing::{request_framing, response_framing, Framing};
 use head::{find_method, find_status, head_end, parse_head, Next, RawHead};
 use std::collections::VecDeque;
@@ -665,27 +665,15 @@ impl Http1 {
                         None
                     }
                 };
-                let kept = if matches!(framing, Framing::Length(0)) {
-                    Kept::None
-                } else if headers.media_type_is("text/event-stream") {
-                    // A GET opens a stream that may last as long as its session
-                    // (one that resumes another may resume the session's stream):
-                    // it is handed on in parts.
-                    Content::sse(self.caps, method.eq_ignore_ascii_case("GET"))
-                } else {
-                    Kept::Bytes(Vec::new())
-                };
+                let bodyless = matches!(framing, Framing::Length(0));
+                let content = Content::answering(method, &headers, coding, bodyless, self.caps);
                 Head::Response(Resp {
                     status,
                     headers,
                     ts,
                     frame,
                     framing,
-                    content: if method.eq_ignore_ascii_case("GET") {
-                        Content::new(coding, kept, self.caps).uncounted()
-                    } else {
-                        Content::new(coding, kept, self.caps)
-                    },
+                    content,
                 })
             }
         }

@@ -13,7 +13,7 @@ mod hpack;
 
 pub use frame::plausible;
 
-use super::http1::body::{Content, Kept, Note};
+use super::http1::body::{Content, Note};
 use super::http1::{response_of, Caps, Closing, Ctx, Done, PartHead};
 use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
@@ -730,24 +730,13 @@ impl Http2 {
             }
         };
         let bodyless = end || s.req.method == "HEAD" || status == 204 || status == 304;
-        let kept = if bodyless {
-            Kept::None
-        } else if headers.media_type_is("text/event-stream") {
-            // A GET's stream may last as long as its session: handed on in parts.
-            Content::sse(caps, s.req.method.eq_ignore_ascii_case("GET"))
-        } else {
-            Kept::Bytes(Vec::new())
-        };
+        let content = Content::answering(&s.req.method, &headers, coding, bodyless, caps);
         s.resp = Some(Resp {
             status,
             headers,
             ts,
             frame,
-            content: if s.req.method.eq_ignore_ascii_case("GET") {
-                Content::new(coding, kept, caps).uncounted()
-            } else {
-                Content::new(coding, kept, caps)
-            },
+            content,
         });
         if end {
             self.end(id, End::Complete, cx);
