@@ -306,6 +306,17 @@ impl Analysis {
         counts
     }
 
+    /// Every finding in report order, held or read back from disk, as copies: for
+    /// a report that sorts or looks them up (a streamed input's may be on disk).
+    pub fn all_findings(&self) -> std::io::Result<Vec<Finding>> {
+        let mut all = Vec::new();
+        self.for_each_finding(|f| {
+            all.push(f.clone());
+            Ok(())
+        })?;
+        Ok(all)
+    }
+
     /// Calls `f` with every finding in report order, held or read back from disk.
     pub fn for_each_finding(
         &self,

@@ -136,10 +136,16 @@ fn unkept(a: &Analysis) -> Option<&Unkept> {
 /// The calls of an input that need attention, the first `SHOWN` of them (the ones
 /// a report lists) and how many more there are, kept whole or not.
 pub fn attention(a: &Analysis) -> (Vec<&Call>, u64) {
-    let all = a.calls.iter().filter(|c| needs_attention(c));
-    let listed: Vec<&Call> = all.clone().take(SHOWN).collect();
-    let more = all.count() - listed.len();
-    (listed, more as u64 + unkept(a).map_or(0, |u| u.unlisted))
+    let mut listed = Vec::new();
+    let mut more = unkept(a).map_or(0, |u| u.unlisted);
+    for c in a.calls.iter().filter(|c| needs_attention(c)) {
+        if listed.len() < SHOWN {
+            listed.push(c);
+        } else {
+            more += 1;
+        }
+    }
+    (listed, more)
 }
 
 #[cfg(test)]

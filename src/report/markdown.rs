@@ -164,23 +164,6 @@ fn where_(ir: &InputReport, loc: &Locator) -> String {
     }
 }
 
-/// Every finding of each input, held or read back from disk (a run that kept only
-/// the calls its reports show streams its findings too).
-fn findings_of(report: &Report) -> io::Result<Vec<Vec<Finding>>> {
-    report
-        .inputs
-        .iter()
-        .map(|ir| {
-            let mut all = Vec::new();
-            ir.analysis.for_each_finding(|f| {
-                all.push(f.clone());
-                Ok(())
-            })?;
-            Ok(all)
-        })
-        .collect()
-}
-
 /// Calls of every input with outcome `o`, kept whole or counted.
 fn outcome_total(report: &Report, o: Outcome) -> usize {
     report
@@ -671,7 +654,13 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
     if let Some(run) = &opts.run {
         head.push_str(&header(run, report));
     }
-    let all_findings = findings_of(report)?;
+    // Held or read back from disk: a run that keeps only the calls its reports
+    // show streams its findings too.
+    let all_findings: Vec<Vec<Finding>> = report
+        .inputs
+        .iter()
+        .map(|ir| ir.analysis.all_findings())
+        .collect::<io::Result<_>>()?;
     head.push_str(&format!(
         "**Verdict:** {}\n\n",
         verdict_line(report, &all_findings)

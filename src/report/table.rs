@@ -3,7 +3,7 @@
 
 use super::{place, HumanOptions};
 use crate::batch::{Report, Status};
-use crate::correlate::{Call, Finding};
+use crate::correlate::Call;
 use crate::model::{Outcome, Severity};
 use comfy_table::{presets, Cell, Color, ColumnConstraint, ContentArrangement, Table, Width};
 use std::io::{self, Write};
@@ -345,11 +345,7 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 "  {unlisted} more calls that need attention (all are listed with --format jsonl)"
             )?;
         }
-        let mut findings: Vec<Finding> = Vec::new();
-        a.for_each_finding(|f| {
-            findings.push(f.clone());
-            Ok(())
-        })?;
+        let mut findings = a.all_findings()?;
         findings.sort_by(|x, y| y.severity.cmp(&x.severity).then(x.calls.cmp(&y.calls)));
         if !findings.is_empty() {
             let rows: Vec<Row> = findings
