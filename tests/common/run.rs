@@ -61,3 +61,21 @@ pub fn call_verdicts(a: &Analysis) -> Vec<(String, String, String)> {
         })
         .collect()
 }
+
+/// `a` has no problem and no notice, and one finding of a stray response
+/// (`ID_MISMATCH`), which names id `id`; it may have findings of other kinds.
+pub fn quiet_but_one_stray(a: &Analysis, id: &str) {
+    assert!(a.problems.is_empty(), "{:?}", a.problems);
+    assert!(a.notices.is_empty(), "{:?}", a.notices);
+    let strays: Vec<_> = a
+        .findings
+        .iter()
+        .filter(|f| f.kind == mcpsift::model::FindingKind::IdMismatch)
+        .collect();
+    assert_eq!(strays.len(), 1, "{:?}", a.findings);
+    assert!(
+        strays[0].ids.iter().any(|i| i.to_string() == id),
+        "{:?}",
+        strays[0]
+    );
+}
