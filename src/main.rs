@@ -395,10 +395,10 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         findings: args.finding.clone(),
         scopes: args.scope.clone(),
     };
-    // JSONL on its own streams each input's calls to a spool as they are judged, so
-    // memory stays flat on any input; the other formats, filters and baselines need
-    // the calls at hand.
-    let stream = matches!(args.format, Format::Jsonl)
+    // JSONL and JSON on their own stream each input's calls to a spool as they are
+    // judged, so memory stays flat on any input; the other formats, filters and
+    // baselines need the calls at hand.
+    let stream = matches!(args.format, Format::Jsonl | Format::Json)
         && filter.is_empty()
         && baseline.is_none()
         && args.write_baseline.is_none()
@@ -461,7 +461,10 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             )),
             None => Box::new(io::BufWriter::with_capacity(64 << 10, io::stdout())),
         };
-        Some(report::jsonl::Streamer::new(w, redactor))
+        Some(match args.format {
+            Format::Json => report::jsonl::Streamer::document(w, redactor),
+            _ => report::jsonl::Streamer::new(w, redactor),
+        })
     } else {
         None
     };

@@ -702,7 +702,7 @@ fn write_summary(report: &Report, w: &mut dyn Write) -> io::Result<()> {
 /// summary. The same records as `write_jsonl`, but no input's calls are kept past
 /// its turn. The first write error stops the writing and is returned by `finish`.
 pub struct Streamer<W: Write> {
-    w: W,
+    w: Framed<W>,
     redactor: Redactor,
     error: Option<io::Error>,
     /// Inputs whose spools had no temporary file, and the first reason why.
@@ -712,11 +712,19 @@ pub struct Streamer<W: Write> {
 impl<W: Write> Streamer<W> {
     pub fn new(w: W, redactor: Redactor) -> Self {
         Streamer {
-            w,
+            w: Framed { w, document: None },
             redactor,
             error: None,
             in_memory: (0, None),
         }
+    }
+
+    /// A streamer of the `--format json` document: the same records, written as
+    /// `write_json` writes them, byte for byte.
+    pub fn document(w: W, redactor: Redactor) -> Self {
+        let mut s = Streamer::new(w, redactor);
+        s.w.document = Some(Between::Head);
+        s
     }
 
     /// Redacts one input's report (as `Redactor::report` would) and writes its
@@ -761,6 +769,71 @@ impl<W: Write> Streamer<W> {
             return Err(e);
         }
         write_summary(report, &mut self.w)?;
+        if self.w.document.is_some() {
+            self.w.w.write_all(JSON_TAIL)?;
+        }
+        self.w.flush()
+    }
+}
+
+/// Where a document's writing stands between records.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Between {
+    /// Nothing written yet: the head comes first.
+    Head,
+    /// Inside a record.
+    Record,
+    /// After a record's line: a comma comes before the next one.
+    Records,
+}
+
+/// The records of a streaming run as lines, or (`document`) as the elements of the
+/// `--format json` array: each line's newline becomes the comma before the next.
+/// Records never hold a raw newline (JSON escapes it), so a newline ends a record.
+struct Framed<W: Write> {
+    w: W,
+    document: Option<Between>,
+}
+
+const JSON_HEAD: &[u8] = b"{\n  \"schema\": 1,\n  \"records\": [\n";
+const JSON_TAIL: &[u8] = b"\n  ]\n}\n";
+
+impl<W: Write> Write for Framed<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        let Some(at) = &mut self.document else {
+            return self.w.write_all(buf);
+        };
+        while !buf.is_empty() {
+            let (line, ends) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (&buf[..i], i + 1),
+                None => (buf, buf.len()),
+            };
+            if !line.is_empty() {
+                match *at {
+                    Between::Head => {
+                        self.w.write_all(JSON_HEAD)?;
+                        self.w.write_all(b"    ")?
+                    }
+                    Between::Records => self.w.write_all(b",\n    ")?,
+                    Between::Record => {}
+                }
+                self.w.write_all(line)?;
+                *at = Between::Record;
+            }
+            if ends > line.len() && *at == Between::Record {
+                *at = Between::Records;
+            }
+            buf = &buf[ends..];
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
         self.w.flush()
     }
 }
@@ -768,7 +841,7 @@ impl<W: Write> Streamer<W> {
 /// The same records as one document, `{"schema": 1, "records": [...]}`, written
 /// record by record.
 pub fn write_json(report: &Report, w: &mut dyn Write) -> io::Result<()> {
-    w.write_all(b"{\n  \"schema\": 1,\n  \"records\": [\n")?;
+    w.write_all(JSON_HEAD)?;
     let mut first = true;
     for_each_record(report, |r| {
         if !first {
@@ -779,7 +852,7 @@ pub fn write_json(report: &Report, w: &mut dyn Write) -> io::Result<()> {
         serde_json::to_writer(&mut *w, &r)?;
         Ok(())
     })?;
-    w.write_all(b"\n  ]\n}\n")
+    w.write_all(JSON_TAIL)
 }
 
 /// Call records of one input written as its calls are judged (`--format jsonl`
@@ -1127,6 +1200,42 @@ mod tests {
         assert!(
             message.contains("set TMPDIR to a writable directory with room"),
             "{message}"
+        );
+    }
+
+    /// A streamed `--format json` run frames the JSONL records into the document
+    /// `write_json` writes, byte for byte, however its writes are cut (a spool copies
+    /// back in large pieces, a record is written in one; here also a byte at a time).
+    #[test]
+    fn the_json_document_framed_from_records_is_the_one_written_whole() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let report = crate::batch::run(
+            &[crate::batch::Input::Path(root.join("samples"))],
+            &Config::default(),
+        );
+        let mut whole = Vec::new();
+        write_json(&report, &mut whole).unwrap();
+        let mut lines = Vec::new();
+        write_jsonl(&report, &mut lines).unwrap();
+        assert!(lines.iter().filter(|&&b| b == b'\n').count() > 50);
+        for cut in [1, 7, 4096, lines.len()] {
+            let mut framed = Framed {
+                w: Vec::new(),
+                document: Some(Between::Head),
+            };
+            for piece in lines.chunks(cut) {
+                framed.write_all(piece).unwrap();
+            }
+            framed.w.extend_from_slice(JSON_TAIL);
+            assert!(framed.w == whole, "cut every {cut} bytes");
+        }
+        let doc: Value = serde_json::from_slice(&whole).unwrap();
+        assert_eq!(
+            doc["records"].as_array().unwrap().len(),
+            lines
+                .split(|&b| b == b'\n')
+                .filter(|l| !l.is_empty())
+                .count()
         );
     }
 
