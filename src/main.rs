@@ -404,21 +404,22 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         && args.write_baseline.is_none()
         && args.report.is_none()
         && args.html.is_none();
-    // The table and markdown show only the calls that need attention: the others
-    // are counted as they are judged (report/kept.rs), so memory stays flat there too.
-    let lean = matches!(args.format, Format::Table | Format::Markdown)
+    // The table and markdown show only the calls that need attention, the HTML page
+    // at most `html::MAX_ROWS` calls: the others are counted as they are judged
+    // (report/kept.rs), so memory stays flat there too.
+    let html = matches!(args.format, Format::Html) || args.html.is_some();
+    let lean = matches!(args.format, Format::Table | Format::Markdown | Format::Html)
         && !args.all
         && filter.is_empty()
         && baseline.is_none()
-        && args.write_baseline.is_none()
-        && args.html.is_none();
+        && args.write_baseline.is_none();
     let call_sinks = if stream {
         Some(SinkFactory(std::sync::Arc::new(move |path: &str| {
             Box::new(report::jsonl::Spool::new(path, redactor))
                 as Box<dyn mcpsift::correlate::CallSink>
         })))
     } else if lean {
-        Some(report::attention_sinks())
+        Some(report::attention_sinks(html))
     } else {
         None
     };

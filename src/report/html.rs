@@ -9,6 +9,7 @@
 //! details and findings keep a whole archive's report to a few megabytes.
 
 use super::advice;
+use super::kept;
 use crate::batch::{InputReport, Report, Status};
 use crate::correlate::rules;
 use crate::correlate::timeline::Carried;
@@ -17,6 +18,7 @@ use crate::explain;
 use crate::model::{End, FindingKind, Locator, Outcome, Severity, Timestamp};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde::Serialize;
+use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Write};
 
@@ -121,7 +123,21 @@ pub fn write(report: &Report, w: &mut dyn Write) -> io::Result<()> {
 
 /// Writes the page with the given run facts (tests fix them).
 pub fn write_with(report: &Report, meta: &Meta, w: &mut dyn Write) -> io::Result<()> {
-    let page = Page::new(report);
+    // A lean run may have moved an input's findings to disk: read back here.
+    let findings = report
+        .inputs
+        .iter()
+        .map(|ir| {
+            let a = &ir.analysis;
+            Ok(
+                match a.streamed.as_ref().and_then(|s| s.findings.as_ref()) {
+                    Some(_) => Cow::Owned(a.all_findings()?),
+                    None => Cow::Borrowed(a.findings.as_slice()),
+                },
+            )
+        })
+        .collect::<io::Result<Vec<_>>>()?;
+    let page = Page::new(report, &findings);
     w.write_all(page.render(meta).into_string().as_bytes())
 }
 
@@ -137,6 +153,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// Everything the page shows, indexed once.
 struct Page<'a> {
     report: &'a Report,
+    /// Per input: its findings.
+    findings: &'a [Cow<'a, [Finding]>],
     /// Per input: the findings naming each call `seq`.
     by_call: Vec<HashMap<usize, Vec<&'a Finding>>>,
     /// `(input, index in its calls)` of the calls listed, in input order.
@@ -144,8 +162,9 @@ struct Page<'a> {
     /// Keys of the calls whose detail is written.
     details: BTreeSet<(usize, usize)>,
     calls_total: usize,
-    /// Per input: each scope's first call position, the scope's key in the data.
-    scope_index: Vec<HashMap<&'a str, usize>>,
+    /// Per input: its scopes (each known by its first call's `seq`, the scope's key
+    /// in the data), kept as calls were judged or counted from its calls.
+    scopes: Vec<kept::Scopes<'a>>,
     /// The earliest time in the report: the data gives times as milliseconds after it.
     base: Option<Timestamp>,
 }
@@ -155,13 +174,12 @@ fn needs_attention(c: &Call) -> bool {
 }
 
 impl<'a> Page<'a> {
-    fn new(report: &'a Report) -> Page<'a> {
-        let by_call = report
-            .inputs
+    fn new(report: &'a Report, findings: &'a [Cow<'a, [Finding]>]) -> Page<'a> {
+        let by_call = findings
             .iter()
-            .map(|ir| {
+            .map(|fs| {
                 let mut m: HashMap<usize, Vec<&Finding>> = HashMap::new();
-                for f in &ir.analysis.findings {
+                for f in fs.iter() {
                     for &s in &f.calls {
                         m.entry(s).or_default().push(f);
                     }
@@ -189,29 +207,36 @@ impl<'a> Page<'a> {
         let base = report
             .inputs
             .iter()
-            .flat_map(|i| &i.analysis.calls)
-            .filter_map(|c| c.started_at)
+            .filter_map(|i| kept::earliest(&i.analysis))
             .min();
-        let scope_index = report
+        let scopes = report
             .inputs
             .iter()
-            .map(|ir| {
-                let mut m: HashMap<&str, usize> = HashMap::new();
-                for (j, c) in ir.analysis.calls.iter().enumerate() {
-                    m.entry(&*c.scope).or_insert(j);
-                }
-                m
-            })
+            .map(|ir| kept::scopes(&ir.analysis))
             .collect();
         Page {
             report,
+            findings,
             by_call,
-            scope_index,
+            scopes,
             rows,
             details,
-            calls_total: all.len(),
+            calls_total: report
+                .inputs
+                .iter()
+                .map(|i| i.analysis.call_count() as usize)
+                .sum(),
             base,
         }
+    }
+
+    /// Calls of the run with outcome `o`, kept or counted.
+    fn outcome_count(&self, o: Outcome) -> usize {
+        self.report
+            .inputs
+            .iter()
+            .map(|i| i.analysis.outcome_count(o) as usize)
+            .sum()
     }
 
     fn call(&self, i: usize, j: usize) -> &'a Call {
@@ -229,11 +254,13 @@ impl<'a> Page<'a> {
     }
 
     fn findings(&self) -> impl Iterator<Item = (usize, &'a InputReport, &'a Finding)> + '_ {
+        let findings: &'a [Cow<'a, [Finding]>] = self.findings;
         self.report
             .inputs
             .iter()
+            .zip(findings)
             .enumerate()
-            .flat_map(|(i, ir)| ir.analysis.findings.iter().map(move |f| (i, ir, f)))
+            .flat_map(|(i, (ir, fs))| fs.iter().map(move |f| (i, ir, f)))
     }
 
     fn render(&self, meta: &Meta) -> Markup {
@@ -263,18 +290,14 @@ impl<'a> Page<'a> {
     }
 
     fn verdict(&self) -> String {
-        let calls: Vec<&Call> = self
-            .report
-            .inputs
+        let calls = self.calls_total;
+        let failing: usize = Outcome::ALL
             .iter()
-            .flat_map(|i| &i.analysis.calls)
-            .collect();
-        let failing = calls
-            .iter()
-            .filter(|c| !c.verdict.outcome.is_success())
-            .count();
+            .filter(|o| !o.is_success())
+            .map(|o| self.outcome_count(*o))
+            .sum();
         let findings: Vec<&Finding> = self.findings().map(|(_, _, f)| f).collect();
-        let mut s = if calls.is_empty() {
+        let mut s = if calls == 0 {
             format!(
                 "No tools/call in {}.",
                 plural(self.report.inputs.len(), "input", "inputs")
@@ -282,20 +305,20 @@ impl<'a> Page<'a> {
         } else if failing == 0 {
             format!(
                 "All {} succeeded.",
-                plural(calls.len(), "tools/call", "tools/call")
+                plural(calls, "tools/call", "tools/call")
             )
         } else {
             let by: Vec<String> = Outcome::ALL
                 .iter()
                 .filter(|o| !o.is_success())
                 .filter_map(|o| {
-                    let n = calls.iter().filter(|c| c.verdict.outcome == *o).count();
+                    let n = self.outcome_count(*o);
                     (n > 0).then(|| format!("{n} {o}"))
                 })
                 .collect();
             format!(
                 "{failing} of {} did not succeed ({}).",
-                plural(calls.len(), "tools/call", "tools/call"),
+                plural(calls, "tools/call", "tools/call"),
                 by.join(", ")
             )
         };
@@ -325,10 +348,9 @@ impl<'a> Page<'a> {
     }
 
     fn header(&self, meta: &Meta) -> Markup {
-        let calls = || self.report.inputs.iter().flat_map(|i| &i.analysis.calls);
         let outcomes: Vec<(Outcome, usize)> = Outcome::ALL
             .iter()
-            .map(|o| (*o, calls().filter(|c| c.verdict.outcome == *o).count()))
+            .map(|o| (*o, self.outcome_count(*o)))
             .filter(|(_, n)| *n > 0)
             .collect();
         let kinds: Vec<(FindingKind, Severity, usize)> = FindingKind::ALL
@@ -347,7 +369,7 @@ impl<'a> Page<'a> {
         let tone = match worst {
             Some(Severity::High) => "bad",
             Some(Severity::Medium) => "warn",
-            _ if calls().any(|c| !c.verdict.outcome.is_success()) => "warn",
+            _ if outcomes.iter().any(|(o, _)| !o.is_success()) => "warn",
             _ => "good",
         };
         html! {
@@ -488,19 +510,14 @@ impl<'a> Page<'a> {
 
     fn input(&self, i: usize, ir: &'a InputReport, open: bool) -> Markup {
         let a = &ir.analysis;
-        // Each scope is known by its first call's position, as in the data.
-        let mut scopes: Vec<(usize, &str)> =
-            self.scope_index[i].iter().map(|(s, j)| (*j, *s)).collect();
-        scopes.sort_unstable();
-        let mut per_scope: HashMap<&str, usize> = HashMap::new();
-        for c in &a.calls {
-            *per_scope.entry(&*c.scope).or_default() += 1;
-        }
-        let failing = a
-            .calls
+        // Each scope is known by its first call's `seq`, as in the data.
+        let scopes = &self.scopes[i];
+        let calls = a.call_count() as usize;
+        let failing: u64 = Outcome::ALL
             .iter()
-            .filter(|c| !c.verdict.outcome.is_success())
-            .count();
+            .filter(|o| !o.is_success())
+            .map(|o| a.outcome_count(*o))
+            .sum();
         let details: Vec<usize> = (0..a.calls.len())
             .filter(|j| self.details.contains(&(i, *j)))
             .collect();
@@ -509,9 +526,9 @@ impl<'a> Page<'a> {
             details class="input" id={"input-" (i)} open[open] {
                 summary {
                     code { (ir.path) } " — " (ir.format.as_str()) ", "
-                    (plural(a.calls.len(), "tools/call", "tools/call"))
+                    (plural(calls, "tools/call", "tools/call"))
                     @if failing > 0 { ", " span class="bad-text" { (failing) " did not succeed" } }
-                    ", " (plural(a.findings.len(), "finding", "findings"))
+                    ", " (plural(self.findings[i].len(), "finding", "findings"))
                 }
                 @if let Some(e) = &ir.error { p class="error" { "Could not be read: " (e) } }
                 @if !a.problems.is_empty() || !a.notices.is_empty() {
@@ -520,18 +537,17 @@ impl<'a> Page<'a> {
                         @for p in a.notices.iter().take(20) { li class="notice" { (p.locator) ": note: " (p.message) } }
                     }
                 }
-                @if scopes.len() > MAX_SCOPES {
-                    p class="note" { "Timelines of the first " (MAX_SCOPES) " of " (scopes.len()) " scopes; narrow with --scope to see another." }
+                @if scopes.total > MAX_SCOPES {
+                    p class="note" { "Timelines of the first " (MAX_SCOPES) " of " (scopes.total) " scopes; narrow with --scope to see another." }
                 }
-                @for (s, scope) in scopes.iter().take(MAX_SCOPES) {
-                    @let n = per_scope.get(scope).copied().unwrap_or(0);
-                    details class="scope" open[scopes.len() <= 4] {
+                @for (scope, s, n) in scopes.listed.iter().take(MAX_SCOPES).copied() {
+                    details class="scope" open[scopes.total <= 4] {
                         summary { "Timeline of " code { (scope) } " (" (plural(n, "call", "calls")) ")" }
                         div class="timeline" data-input=(i) data-scope=(s) {}
                     }
                 }
-                @if listed < a.calls.len() {
-                    p class="note" { "The page lists " (listed) " of this input's " (a.calls.len()) " calls (size cap)." }
+                @if listed < calls {
+                    p class="note" { "The page lists " (listed) " of this input's " (calls) " calls (size cap)." }
                 }
                 @if !details.is_empty() {
                     h3 { "Call details" }
@@ -549,12 +565,22 @@ impl<'a> Page<'a> {
         let ev = &c.verdict.evidence;
         let fs = self.findings_of(i, c.seq);
         let e = explain::explain(explain::Subject::Outcome(o));
+        // The attempt it repeats, when that call is of this input: kept, or (a lean
+        // run keeps only the calls the page lists) known to have been judged there.
         let prev = c.previous.as_ref().and_then(|p| {
-            ir.analysis
-                .calls
-                .binary_search_by_key(&p.seq, |x| x.seq)
-                .ok()
-                .map(|k| &ir.analysis.calls[k])
+            let a = &ir.analysis;
+            match a.calls.binary_search_by_key(&p.seq, |x| x.seq) {
+                Ok(k) => Some((
+                    p.seq,
+                    &a.calls[k].id,
+                    a.calls[k].verdict.outcome,
+                    &a.calls[k].locator,
+                )),
+                Err(_) if a.streamed.is_some() && (p.seq as u64) < a.call_count() => {
+                    Some((p.seq, &p.id, p.outcome, &p.locator))
+                }
+                Err(_) => None,
+            }
         });
         let mut context = vec![format!("scope {}", c.scope)];
         for (label, v) in [
@@ -584,11 +610,11 @@ impl<'a> Page<'a> {
                         dt { "Retry" }
                         dd class="advice" { (advice::retry(c)) }
                     }
-                    @if let Some(p) = prev {
+                    @if let Some((seq, id, outcome, locator)) = prev {
                         dt { "Repeats" }
                         dd {
                             "attempt " (c.post_count) " (" (c.retry_origin.as_str()) ") of "
-                            a href={"#" (key(i, p.seq))} { "id " (p.id.to_string()) } " (" (p.verdict.outcome) ", " (p.locator) ")"
+                            a href={"#" (key(i, seq))} { "id " (id.to_string()) } " (" (outcome) ", " (locator) ")"
                         }
                     }
                     @for f in fs {
@@ -619,12 +645,10 @@ impl<'a> Page<'a> {
     }
 
     fn glossary(&self) -> Markup {
-        let outcomes: BTreeSet<Outcome> = self
-            .report
-            .inputs
+        let outcomes: BTreeSet<Outcome> = Outcome::ALL
             .iter()
-            .flat_map(|i| &i.analysis.calls)
-            .map(|c| c.verdict.outcome)
+            .copied()
+            .filter(|o| self.outcome_count(*o) > 0)
             .collect();
         let kinds: BTreeSet<FindingKind> = self.findings().map(|(_, _, f)| f.kind).collect();
         let subjects: Vec<explain::Subject> = outcomes
@@ -672,7 +696,7 @@ impl<'a> Page<'a> {
         let c = self.call(i, j);
         let ev = &c.verdict.evidence;
         let fs = self.findings_of(i, c.seq);
-        let scope = self.scope_index[i].get(&*c.scope).copied().unwrap_or(0);
+        let scope = self.scopes[i].of_call.get(j).copied().unwrap_or(0);
         let tl = c.timeline.as_ref().map(|t| {
             let mut final_seen = false;
             let call_id = format!("response id {} ", c.id);

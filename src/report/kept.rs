@@ -1,14 +1,18 @@
-//! What a run whose reports are the table and markdown keeps of its calls: the calls
-//! those reports show (not `TOOL_SUCCESS`, or sent more than once), whole, the first
-//! `SHOWN` of an input, and of every other call only its tool, by `seq` (a finding
-//! names the tools of the calls it involves). The rest is counted as calls are judged
-//! (`Analysis::streamed`), so an input's memory grows neither with its healthy calls
+//! What a run whose reports are the table, markdown and the HTML page keeps of its
+//! calls: the calls those reports show (not `TOOL_SUCCESS`, or sent more than once),
+//! whole, the first `SHOWN` of an input (with the page, the first `MAX_ROWS` of them
+//! and the first `MAX_ROWS` others, from which it picks its rows), and of every
+//! other call only its tool, by `seq` (a finding names the tools of the calls it
+//! involves). The rest is counted as calls are judged (`Analysis::streamed`), the
+//! page's scopes included, so an input's memory grows neither with its healthy calls
 //! nor with the failed calls of a server that is down.
 
+use super::html::{MAX_ROWS, MAX_SCOPES};
 use super::markdown::needs_attention;
 use crate::batch::Report;
 use crate::config::SinkFactory;
-use crate::correlate::{Analysis, Call, CallSink};
+use crate::correlate::{Analysis, Call, CallSink, Scope};
+use crate::model::Timestamp;
 use foldhash::HashMap;
 use std::sync::Arc;
 
@@ -54,11 +58,59 @@ impl ToolsBySeq {
     }
 }
 
-struct Attention {
+/// How many calls of an input a lean run keeps, by kind.
+#[derive(Debug, Clone, Copy)]
+struct Keep {
+    /// Calls that need attention.
+    attention: usize,
+    /// Other calls (the HTML page lists them after those).
+    others: usize,
+    /// Whether the scopes are counted for the HTML page's timelines.
+    scopes: bool,
+}
+
+struct Kept {
+    keep: Keep,
     calls: Vec<Call>,
+    /// How many of `calls` need attention.
+    attention: usize,
     tools: ToolsBySeq,
-    /// Calls that need attention past `SHOWN`.
+    /// Calls that need attention past `keep.attention`.
     unlisted: u64,
+    scopes: ScopeTally,
+    earliest: Option<Timestamp>,
+}
+
+/// An input's scopes as calls are judged: the first `seq` of each (by a hash of its
+/// name, eight bytes a scope), the first `MAX_SCOPES` by first call with their call
+/// counts, and the first `seq` of the scope of each call kept.
+#[derive(Debug, Default)]
+struct ScopeTally {
+    hasher: foldhash::fast::RandomState,
+    /// A scope's first `seq` and its place in `listed`, if it has one.
+    first: HashMap<u64, (usize, Option<u32>)>,
+    listed: Vec<(Scope, usize, usize)>,
+    of_kept: Vec<usize>,
+}
+
+impl ScopeTally {
+    /// Counts `c`, and returns its scope's first `seq`.
+    fn add(&mut self, c: &Call) -> usize {
+        use std::hash::BuildHasher;
+        let h = self.hasher.hash_one(&*c.scope);
+        let listed = &mut self.listed;
+        let (first, place) = *self.first.entry(h).or_insert_with(|| {
+            let place = (listed.len() < MAX_SCOPES).then(|| {
+                listed.push((c.scope.clone(), c.seq, 0));
+                (listed.len() - 1) as u32
+            });
+            (c.seq, place)
+        });
+        if let Some(p) = place {
+            listed[p as usize].2 += 1;
+        }
+        first
+    }
 }
 
 /// What stays with an input of such a run besides the calls kept.
@@ -66,20 +118,39 @@ struct Attention {
 pub struct Unkept {
     tools: ToolsBySeq,
     unlisted: u64,
+    /// Counted only for the HTML page (`Keep::scopes`).
+    scopes: Option<ScopeTally>,
+    earliest: Option<Timestamp>,
 }
 
-impl CallSink for Attention {
+impl CallSink for Kept {
     fn call(&mut self, call: Call) {
         drop(self.call_returning(call));
     }
 
     fn call_returning(&mut self, call: Call) -> Option<Call> {
-        if needs_attention(&call) {
-            if self.calls.len() < SHOWN {
-                self.calls.push(call);
-                return None;
+        let first = if self.keep.scopes {
+            self.scopes.add(&call)
+        } else {
+            0
+        };
+        if let Some(t) = call.started_at {
+            self.earliest = Some(self.earliest.map_or(t, |e| e.min(t)));
+        }
+        let keep = if needs_attention(&call) {
+            let keep = self.attention < self.keep.attention;
+            self.attention += usize::from(keep);
+            self.unlisted += u64::from(!keep);
+            keep
+        } else {
+            self.calls.len() - self.attention < self.keep.others
+        };
+        if keep {
+            if self.keep.scopes {
+                self.scopes.of_kept.push(first);
             }
-            self.unlisted += 1;
+            self.calls.push(call);
+            return None;
         }
         self.tools.add(&call);
         Some(call)
@@ -89,18 +160,40 @@ impl CallSink for Attention {
         let unkept = Unkept {
             tools: self.tools,
             unlisted: self.unlisted,
+            scopes: self.keep.scopes.then_some(self.scopes),
+            earliest: self.earliest,
         };
         Box::new((self.calls, unkept))
     }
 }
 
-/// The sinks of a run whose reports are the table and markdown (see the module).
-pub fn attention_sinks() -> SinkFactory {
-    SinkFactory(Arc::new(|_: &str| {
-        Box::new(Attention {
+/// The sinks of a run whose reports are the table, markdown and (`html`) the HTML
+/// page (see the module). The page lists up to `html::MAX_ROWS` calls of the run,
+/// those that need attention first: each input keeps that many of each kind, the
+/// first ones, as the page would pick them from all its calls.
+pub fn attention_sinks(html: bool) -> SinkFactory {
+    let keep = if html {
+        Keep {
+            attention: MAX_ROWS.max(SHOWN),
+            others: MAX_ROWS,
+            scopes: true,
+        }
+    } else {
+        Keep {
+            attention: SHOWN,
+            others: 0,
+            scopes: false,
+        }
+    };
+    SinkFactory(Arc::new(move |_: &str| {
+        Box::new(Kept {
+            keep,
             calls: Vec::new(),
+            attention: 0,
             tools: ToolsBySeq::default(),
             unlisted: 0,
+            scopes: ScopeTally::default(),
+            earliest: None,
         }) as Box<dyn CallSink>
     }))
 }
@@ -148,6 +241,62 @@ pub fn attention(a: &Analysis) -> (Vec<&Call>, u64) {
     (listed, more)
 }
 
+/// An input's scopes as the HTML page shows them: the first `MAX_SCOPES` by first
+/// call, each with its first `seq` and its number of calls; how many there are; and
+/// the first `seq` of the scope of each call in `calls`, by position.
+pub struct Scopes<'a> {
+    pub listed: Vec<(&'a str, usize, usize)>,
+    pub total: usize,
+    pub of_call: std::borrow::Cow<'a, [usize]>,
+}
+
+/// The scopes of an input, counted as its calls were judged or from its calls.
+pub fn scopes(a: &Analysis) -> Scopes<'_> {
+    if let Some(t) = unkept(a).and_then(|u| u.scopes.as_ref()) {
+        return Scopes {
+            listed: t.listed.iter().map(|(s, f, n)| (&**s, *f, *n)).collect(),
+            total: t.first.len(),
+            of_call: std::borrow::Cow::Borrowed(&t.of_kept),
+        };
+    }
+    let mut place: HashMap<&str, usize> = HashMap::default();
+    let mut listed: Vec<(&str, usize, usize)> = Vec::new();
+    let mut of_call = Vec::with_capacity(a.calls.len());
+    for c in &a.calls {
+        let k = *place.entry(&*c.scope).or_insert_with(|| {
+            listed.push((&*c.scope, c.seq, 0));
+            listed.len() - 1
+        });
+        listed[k].2 += 1;
+        of_call.push(listed[k].1);
+    }
+    let total = listed.len();
+    listed.truncate(MAX_SCOPES);
+    Scopes {
+        listed,
+        total,
+        of_call: std::borrow::Cow::Owned(of_call),
+    }
+}
+
+/// The earliest start of an input's calls, kept whole or not.
+pub fn earliest(a: &Analysis) -> Option<Timestamp> {
+    match unkept(a) {
+        Some(u) => u.earliest,
+        None => a.calls.iter().filter_map(|c| c.started_at).min(),
+    }
+}
+
+/// The names of the scopes an input keeps apart from its calls, for redaction.
+pub fn scope_names_mut(a: &mut Analysis) -> impl Iterator<Item = &mut Arc<str>> {
+    a.streamed
+        .as_mut()
+        .and_then(|s| s.product.downcast_mut::<Unkept>())
+        .and_then(|u| u.scopes.as_mut())
+        .into_iter()
+        .flat_map(|t| t.listed.iter_mut().map(|(s, _, _)| s.arc_mut()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -167,7 +316,7 @@ mod tests {
         )];
         let whole = run(&inputs, &Config::default());
         let config = Config {
-            call_sinks: Some(attention_sinks()),
+            call_sinks: Some(attention_sinks(false)),
             ..Config::default()
         };
         let mut lean = run(&inputs, &config);
@@ -234,7 +383,7 @@ mod tests {
         let whole = run(&inputs, &Config::default());
         assert_eq!(whole.inputs[0].analysis.calls.len(), CALLS);
         let config = Config {
-            call_sinks: Some(attention_sinks()),
+            call_sinks: Some(attention_sinks(false)),
             ..Config::default()
         };
         let mut lean = run(&inputs, &config);
@@ -257,5 +406,94 @@ mod tests {
             };
             assert!(x.contains(said), "{x}");
         }
+    }
+
+    /// The HTML page lists at most `MAX_ROWS` calls of a run, those that need
+    /// attention first, and draws timelines for the first `MAX_SCOPES` scopes: a run
+    /// that keeps only those (and counts the rest, scopes included) writes the same
+    /// page as one that kept every call, down to a listed call that repeats one let go.
+    #[test]
+    fn the_html_page_of_a_lean_run_is_the_page_of_every_call() {
+        use crate::report::html::{write_with, Meta};
+        use crate::report::redact::Redactor;
+        const CALLS: usize = MAX_ROWS + 600;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("long.jsonl");
+        let mut text = String::new();
+        let mut line = |i: usize, n: usize, ok: bool| {
+            let ms = i * 10;
+            let ts = format!(
+                "2026-12-01T{:02}:{:02}:{:02}.{:03}Z",
+                ms / 3_600_000,
+                ms / 60_000 % 60,
+                ms / 1000 % 60,
+                ms % 1000
+            );
+            let body = format!(
+                r#"{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"read_note\",\"arguments\":{{\"n\":{n}}}}}}}"#
+            );
+            let response = if ok {
+                format!(
+                    r#"{{"status":200,"headers":[["Content-Type","application/json"]],"body":"{{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"ok\"}}]}}}}"}}"#
+                )
+            } else {
+                r#"{"status":502,"body":"Bad Gateway"}"#.to_owned()
+            };
+            text.push_str(&format!(
+                r#"{{"ts":"{ts}","request":{{"method":"POST","url":"http://h/mcp","headers":[["Mcp-Session-Id","session-{:04}"]],"body":"{body}"}},"response":{response}}}"#,
+                i % 260
+            ));
+            text.push('\n');
+        };
+        for i in 0..CALLS {
+            line(i, i, i % 100 != 7);
+        }
+        // The same call again, failing: it repeats a success the lean run let go.
+        line(CALLS, CALLS - 1, false);
+        std::fs::write(&path, text).unwrap();
+        let inputs = [Input::Path(path)];
+        let mut whole = run(&inputs, &Config::default());
+        let config = Config {
+            call_sinks: Some(attention_sinks(true)),
+            ..Config::default()
+        };
+        let mut lean = run(&inputs, &config);
+        take_attention(&mut lean);
+        for r in [&mut whole, &mut lean] {
+            Redactor::default().report(r);
+        }
+        let (w, l) = (&whole.inputs[0].analysis, &lean.inputs[0].analysis);
+        assert_eq!(w.calls.len(), CALLS + 1);
+        let failing = w.calls.iter().filter(|c| needs_attention(c)).count();
+        assert_eq!(l.calls.len(), failing + MAX_ROWS);
+        assert_eq!(l.call_count(), CALLS as u64 + 1);
+        let last = w.calls.last().unwrap();
+        let repeated = last
+            .previous
+            .as_ref()
+            .expect("the last call repeats one")
+            .seq;
+        assert!(l.calls.binary_search_by_key(&repeated, |c| c.seq).is_err());
+        let meta = Meta {
+            version: "test".to_owned(),
+            command_line: "mcpsift analyze long.jsonl --format html".to_owned(),
+            generated: "2026-12-07T00:00:00Z".to_owned(),
+        };
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        write_with(&whole, &meta, &mut a).unwrap();
+        write_with(&lean, &meta, &mut b).unwrap();
+        let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+        assert!(a == b, "the pages differ");
+        assert!(a.contains(&format!("This page lists {MAX_ROWS} of {}", CALLS + 1)));
+        assert!(a.contains(&format!(
+            "Timelines of the first {MAX_SCOPES} of 260 scopes"
+        )));
+        assert!(
+            a.contains(&format!(
+                ">id {}</a> (TOOL_SUCCESS, line {})",
+                repeated, CALLS
+            )),
+            "the repeat is named"
+        );
     }
 }

@@ -728,6 +728,9 @@ impl Known<'_> {
         for c in &mut a.calls {
             self.call(c);
         }
+        for s in super::kept::scope_names_mut(a) {
+            self.arc(s);
+        }
     }
 }
 
