@@ -406,11 +406,13 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         && args.html.is_none();
     // The table and markdown show only the calls that need attention, the HTML page
     // at most `html::MAX_ROWS` calls: the others are counted as they are judged
-    // (report/kept.rs), so memory stays flat there too.
+    // (report/kept.rs), so memory stays flat there too. The call filters are applied
+    // there as calls are judged; `--finding` narrows calls by findings, known only at
+    // an input's end.
     let html = matches!(args.format, Format::Html) || args.html.is_some();
     let lean = matches!(args.format, Format::Table | Format::Markdown | Format::Html)
         && !args.all
-        && filter.is_empty()
+        && filter.findings.is_empty()
         && baseline.is_none()
         && args.write_baseline.is_none();
     let call_sinks = if stream {
@@ -419,7 +421,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
                 as Box<dyn mcpsift::correlate::CallSink>
         })))
     } else if lean {
-        Some(report::attention_sinks(html))
+        Some(report::attention_sinks(html, &filter))
     } else {
         None
     };

@@ -403,7 +403,7 @@ pub struct Tally {
 }
 
 impl Tally {
-    fn add(&mut self, c: &Call) {
+    pub fn add(&mut self, c: &Call) {
         self.calls += 1;
         if self.outcomes.is_empty() {
             self.outcomes = vec![0; Outcome::ALL.len()];

@@ -8,9 +8,13 @@
 //!   concerns a call of that tool.
 //! - With `--outcome` alone, findings are narrowed to those about the kept calls;
 //!   with `--finding` alone, calls are narrowed to those the kept findings name.
+//!
+//! A run that keeps only the calls its reports show (`kept.rs`) applies the call
+//! filters as calls are judged; `unmatched` and `apply` then read what it kept.
 
+use super::kept;
 use crate::batch::Report;
-use crate::correlate::{Call, Finding};
+use crate::correlate::{Analysis, Call, Finding};
 use crate::model::{FindingKind, Outcome};
 use std::collections::HashSet;
 
@@ -44,17 +48,19 @@ impl Filter {
     }
 
     fn scope_ok(&self, scope: &str) -> bool {
-        self.scopes.is_empty()
-            || self.scopes.iter().any(|s| {
-                scope == s || (!s.contains(':') && scope.split(':').next() == Some(s.as_str()))
-            })
+        self.scopes.is_empty() || self.scopes.iter().any(|s| Filter::scope_matches(s, scope))
+    }
+
+    /// Whether `scope` is the `--scope` value `one`, or of its kind.
+    pub(crate) fn scope_matches(one: &str, scope: &str) -> bool {
+        scope == one || (!one.contains(':') && scope.split(':').next() == Some(one))
     }
 
     fn tool_ok(&self, tool: Option<&str>) -> bool {
         self.tools.is_empty() || tool.is_some_and(|t| self.tools.iter().any(|f| f == t))
     }
 
-    fn call_ok(&self, c: &Call) -> bool {
+    pub(crate) fn call_ok(&self, c: &Call) -> bool {
         self.tool_ok(c.tool.as_deref())
             && (self.outcomes.is_empty() || self.outcomes.contains(&c.verdict.outcome))
             && self.scope_ok(&c.scope)
@@ -68,6 +74,19 @@ impl Filter {
                     .iter()
                     .any(|c| f.calls.contains(&c.seq) && self.tool_ok(c.tool.as_deref())))
     }
+
+    /// `finding_ok` for an input whose calls were filtered as they were judged
+    /// (`kept.rs`): the tools of the calls let go are looked up by `seq`.
+    fn finding_ok_lean(&self, f: &Finding, a: &Analysis) -> bool {
+        (self.findings.is_empty() || self.findings.contains(&f.kind))
+            && self.scope_ok(&f.scope)
+            && (self.tools.is_empty() || f.calls.iter().any(|&s| self.tool_ok(kept::tool_of(a, s))))
+    }
+}
+
+/// What a run that filtered an input's calls as they were judged kept of them.
+fn lean(a: &Analysis) -> Option<&kept::Unkept> {
+    kept::unkept(a).filter(|u| u.filtered.is_some())
 }
 
 /// `--tool` and `--scope` values that selected nothing in the whole report: most
@@ -116,6 +135,13 @@ pub fn unmatched(report: &Report, filter: &Filter) -> Unmatched {
     let mut seen: Vec<String> = calls
         .clone()
         .filter_map(|c| c.tool.as_deref().map(str::to_owned))
+        .chain(
+            report
+                .inputs
+                .iter()
+                .filter_map(|i| lean(&i.analysis))
+                .flat_map(|u| u.tools.names().map(str::to_owned)),
+        )
         .collect();
     seen.sort();
     seen.dedup();
@@ -128,19 +154,28 @@ pub fn unmatched(report: &Report, filter: &Filter) -> Unmatched {
     let scopes = filter
         .scopes
         .iter()
-        .filter(|s| {
+        .enumerate()
+        .filter(|(k, s)| {
             let one = Filter {
                 scopes: vec![(*s).clone()],
                 ..Filter::default()
             };
-            !calls.clone().any(|c| one.scope_ok(&c.scope))
-                && !report
-                    .inputs
-                    .iter()
-                    .flat_map(|i| &i.analysis.findings)
-                    .any(|f| one.scope_ok(&f.scope))
+            let in_lean = report.inputs.iter().any(|i| {
+                lean(&i.analysis)
+                    .and_then(|u| u.filtered.as_ref()?.scope_hits.get(*k).copied())
+                    .unwrap_or(false)
+            });
+            let mut in_finding = false;
+            for i in &report.inputs {
+                // Findings a lean run moved to disk are read back, at most once a value.
+                let _ = i.analysis.for_each_finding(|f| {
+                    in_finding |= one.scope_ok(&f.scope);
+                    Ok(())
+                });
+            }
+            !calls.clone().any(|c| one.scope_ok(&c.scope)) && !in_lean && !in_finding
         })
-        .cloned()
+        .map(|(_, s)| s.clone())
         .collect();
     Unmatched {
         tools,
@@ -157,6 +192,25 @@ pub fn apply(report: &mut Report, filter: &Filter) {
     report.filters = filter.describe();
     for ir in &mut report.inputs {
         let a = &mut ir.analysis;
+        if let Some(matched) = kept::unkept(a).and_then(|u| u.filtered.as_ref()) {
+            // Its calls were filtered as they were judged; its findings are narrowed
+            // here, read back from disk where the run moved them there.
+            let Ok(all) = a.all_findings() else {
+                continue;
+            };
+            let findings: Vec<Finding> = all
+                .into_iter()
+                .filter(|f| filter.finding_ok_lean(f, a))
+                .filter(|f| {
+                    filter.outcomes.is_empty() || f.calls.iter().any(|s| matched.matched(*s))
+                })
+                .collect();
+            if let Some(s) = a.streamed.as_mut() {
+                s.findings = None;
+            }
+            a.findings = findings;
+            continue;
+        }
         let findings: Vec<Finding> = a
             .findings
             .iter()

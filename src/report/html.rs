@@ -576,9 +576,7 @@ impl<'a> Page<'a> {
                     a.calls[k].verdict.outcome,
                     &a.calls[k].locator,
                 )),
-                Err(_) if a.streamed.is_some() && (p.seq as u64) < a.call_count() => {
-                    Some((p.seq, &p.id, p.outcome, &p.locator))
-                }
+                Err(_) if kept::was_listed(a, p.seq) => Some((p.seq, &p.id, p.outcome, &p.locator)),
                 Err(_) => None,
             }
         });

@@ -7,11 +7,12 @@
 //! page's scopes included, so an input's memory grows neither with its healthy calls
 //! nor with the failed calls of a server that is down.
 
+use super::filter::Filter;
 use super::html::{MAX_ROWS, MAX_SCOPES};
 use super::markdown::needs_attention;
 use crate::batch::Report;
 use crate::config::SinkFactory;
-use crate::correlate::{Analysis, Call, CallSink, Scope};
+use crate::correlate::{Analysis, Call, CallSink, Scope, Tally};
 use crate::model::Timestamp;
 use foldhash::HashMap;
 use std::sync::Arc;
@@ -52,6 +53,11 @@ impl ToolsBySeq {
         self.by_seq[c.seq] = n;
     }
 
+    /// Every tool name seen, in order of first call.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.names.iter().map(|s| &**s)
+    }
+
     fn get(&self, seq: usize) -> Option<&str> {
         let n = *self.by_seq.get(seq)?;
         self.names.get(n as usize).map(|s| &**s)
@@ -71,6 +77,10 @@ struct Keep {
 
 struct Kept {
     keep: Keep,
+    /// The call filters of the run (`--tool`, `--outcome`, `--scope`): a call that
+    /// does not match is neither kept nor counted, as `filter::apply` would drop it.
+    filter: Option<Arc<Filter>>,
+    filtered: Filtered,
     calls: Vec<Call>,
     /// How many of `calls` need attention.
     attention: usize,
@@ -113,10 +123,46 @@ impl ScopeTally {
     }
 }
 
+/// What a filtered run counts of the calls that match, for the reports and for
+/// `filter::apply`.
+#[derive(Debug, Default)]
+pub struct Filtered {
+    /// The calls that match, counted as `Tally` counts an input's calls.
+    pub tally: Tally,
+    /// Which calls match, a bit per `seq` (with `--outcome`, findings are narrowed
+    /// to those about such calls; a call's earlier attempt is named when it matched).
+    matched: Vec<u64>,
+    /// Per `--scope` value: whether any call of the input is in that scope.
+    pub scope_hits: Vec<bool>,
+}
+
+impl Filtered {
+    /// Whether call `seq` matched the filters.
+    pub fn matched(&self, seq: usize) -> bool {
+        self.matched
+            .get(seq / 64)
+            .is_some_and(|w| w & (1 << (seq % 64)) != 0)
+    }
+}
+
+/// Whether call `seq` of an input whose calls were kept lean would be among its
+/// calls had the run kept every call: it was judged and, in a filtered run, matched.
+pub fn was_listed(a: &Analysis, seq: usize) -> bool {
+    let Some(u) = unkept(a) else {
+        return false;
+    };
+    match &u.filtered {
+        Some(f) => f.matched(seq),
+        None => (seq as u64) < a.call_count(),
+    }
+}
+
 /// What stays with an input of such a run besides the calls kept.
 #[derive(Debug, Default)]
 pub struct Unkept {
-    tools: ToolsBySeq,
+    /// Set when the run has call filters.
+    pub filtered: Option<Filtered>,
+    pub tools: ToolsBySeq,
     unlisted: u64,
     /// Counted only for the HTML page (`Keep::scopes`).
     scopes: Option<ScopeTally>,
@@ -129,6 +175,21 @@ impl CallSink for Kept {
     }
 
     fn call_returning(&mut self, call: Call) -> Option<Call> {
+        if let Some(f) = &self.filter {
+            for (hit, one) in self.filtered.scope_hits.iter_mut().zip(&f.scopes) {
+                *hit = *hit || Filter::scope_matches(one, &call.scope);
+            }
+            if !f.call_ok(&call) {
+                self.tools.add(&call);
+                return Some(call);
+            }
+            self.filtered.tally.add(&call);
+            let (word, bit) = (call.seq / 64, call.seq % 64);
+            if self.filtered.matched.len() <= word {
+                self.filtered.matched.resize(word + 1, 0);
+            }
+            self.filtered.matched[word] |= 1 << bit;
+        }
         let first = if self.keep.scopes {
             self.scopes.add(&call)
         } else {
@@ -158,6 +219,7 @@ impl CallSink for Kept {
 
     fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
         let unkept = Unkept {
+            filtered: self.filter.is_some().then_some(self.filtered),
             tools: self.tools,
             unlisted: self.unlisted,
             scopes: self.keep.scopes.then_some(self.scopes),
@@ -171,7 +233,10 @@ impl CallSink for Kept {
 /// page (see the module). The page lists up to `html::MAX_ROWS` calls of the run,
 /// those that need attention first: each input keeps that many of each kind, the
 /// first ones, as the page would pick them from all its calls.
-pub fn attention_sinks(html: bool) -> SinkFactory {
+pub fn attention_sinks(html: bool, filter: &Filter) -> SinkFactory {
+    // `--finding` narrows calls by the findings, known only at the input's end.
+    debug_assert!(filter.findings.is_empty());
+    let filter = (!filter.is_empty()).then(|| Arc::new(filter.clone()));
     let keep = if html {
         Keep {
             attention: MAX_ROWS.max(SHOWN),
@@ -188,6 +253,11 @@ pub fn attention_sinks(html: bool) -> SinkFactory {
     SinkFactory(Arc::new(move |_: &str| {
         Box::new(Kept {
             keep,
+            filter: filter.clone(),
+            filtered: Filtered {
+                scope_hits: vec![false; filter.as_ref().map_or(0, |f| f.scopes.len())],
+                ..Filtered::default()
+            },
             calls: Vec::new(),
             attention: 0,
             tools: ToolsBySeq::default(),
@@ -209,6 +279,10 @@ pub fn take_attention(report: &mut Report) {
         if let Ok(kept) = product.downcast::<(Vec<Call>, Unkept)>() {
             let (calls, unkept) = *kept;
             ir.analysis.calls = calls;
+            if let Some(f) = &unkept.filtered {
+                // Counts are of the calls that match, as after `filter::apply`.
+                s.tally = f.tally.clone();
+            }
             s.product = Box::new(unkept);
         }
     }
@@ -222,7 +296,7 @@ pub fn tool_of(a: &Analysis, seq: usize) -> Option<&str> {
     unkept(a)?.tools.get(seq)
 }
 
-fn unkept(a: &Analysis) -> Option<&Unkept> {
+pub fn unkept(a: &Analysis) -> Option<&Unkept> {
     a.streamed.as_ref()?.product.downcast_ref::<Unkept>()
 }
 
@@ -316,7 +390,7 @@ mod tests {
         )];
         let whole = run(&inputs, &Config::default());
         let config = Config {
-            call_sinks: Some(attention_sinks(false)),
+            call_sinks: Some(attention_sinks(false, &Filter::default())),
             ..Config::default()
         };
         let mut lean = run(&inputs, &config);
@@ -383,7 +457,7 @@ mod tests {
         let whole = run(&inputs, &Config::default());
         assert_eq!(whole.inputs[0].analysis.calls.len(), CALLS);
         let config = Config {
-            call_sinks: Some(attention_sinks(false)),
+            call_sinks: Some(attention_sinks(false, &Filter::default())),
             ..Config::default()
         };
         let mut lean = run(&inputs, &config);
@@ -454,7 +528,7 @@ mod tests {
         let inputs = [Input::Path(path)];
         let mut whole = run(&inputs, &Config::default());
         let config = Config {
-            call_sinks: Some(attention_sinks(true)),
+            call_sinks: Some(attention_sinks(true, &Filter::default())),
             ..Config::default()
         };
         let mut lean = run(&inputs, &config);
@@ -495,5 +569,79 @@ mod tests {
             )),
             "the repeat is named"
         );
+    }
+
+    /// Call filters (`--tool`, `--outcome`, `--scope`) are applied as calls are
+    /// judged: the reports, the counts, the findings kept and the values that matched
+    /// nothing are those of a run that kept every call and filtered them after.
+    #[test]
+    fn call_filters_applied_as_calls_are_judged_select_what_they_would_after() {
+        use crate::report::filter::{apply, unmatched};
+        use crate::report::html::{write_with, Meta};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let inputs = [
+            Input::Path(root.join("samples")),
+            Input::Path(root.join("lab/captures/no_response_replay_py")),
+        ];
+        let filters = [
+            Filter {
+                outcomes: vec![Outcome::HttpError, Outcome::StreamIncomplete],
+                ..Filter::default()
+            },
+            Filter {
+                scopes: vec!["session".into(), "nowhere:1".into()],
+                ..Filter::default()
+            },
+            Filter {
+                tools: vec!["delete_file".into(), "no_such_tool".into()],
+                outcomes: vec![Outcome::ToolSuccess],
+                ..Filter::default()
+            },
+            Filter {
+                tools: vec!["read_note".into(), "charge_card".into()],
+                ..Filter::default()
+            },
+        ];
+        let meta = Meta {
+            version: "test".to_owned(),
+            command_line: "mcpsift".to_owned(),
+            generated: "2026-12-07T00:00:00Z".to_owned(),
+        };
+        let mut narrowed = 0;
+        for f in &filters {
+            let mut whole = run(&inputs, &Config::default());
+            let all: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+            let config = Config {
+                call_sinks: Some(attention_sinks(true, f)),
+                ..Config::default()
+            };
+            let mut lean = run(&inputs, &config);
+            take_attention(&mut lean);
+            assert_eq!(unmatched(&lean, f), unmatched(&whole, f), "{f:?}");
+            apply(&mut whole, f);
+            apply(&mut lean, f);
+            let kept: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+            narrowed += usize::from(kept < all);
+            for (w, l) in whole.inputs.iter().zip(&lean.inputs) {
+                let (w, l) = (&w.analysis, &l.analysis);
+                assert_eq!(l.call_count(), w.call_count(), "{f:?}");
+                for o in Outcome::ALL {
+                    assert_eq!(l.outcome_count(*o), w.outcome_count(*o), "{o} {f:?}");
+                }
+                assert_eq!(l.findings, w.findings, "{f:?}");
+            }
+            let opts = HumanOptions::default();
+            for format in [OutputFormat::Table, OutputFormat::Markdown] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                write(&whole, format, &opts, &mut a).unwrap();
+                write(&lean, format, &opts, &mut b).unwrap();
+                assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+            }
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            write_with(&whole, &meta, &mut a).unwrap();
+            write_with(&lean, &meta, &mut b).unwrap();
+            assert!(a == b, "the pages differ under {f:?}");
+        }
+        assert_eq!(narrowed, filters.len(), "each filter drops some calls");
     }
 }
