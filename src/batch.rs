@@ -351,14 +351,30 @@ pub fn run_emitting(
     progress: &Progress,
     emit: &mut (dyn FnMut(&mut InputReport) + Send),
 ) -> Report {
-    run_inner(inputs, config, progress, Some(emit))
+    run_inner(inputs, config, progress, Some((emit, false)))
 }
+
+/// `run_with_progress` that hands each input's report to `visit` in input order, as
+/// `run_emitting` does, and keeps all of it: for a run whose reports show a share of
+/// the calls of the whole run (the HTML page's rows), which `visit` can narrow each
+/// input to as inputs come, knowing the inputs before it.
+pub fn run_visiting(
+    inputs: &[Input],
+    config: &Config,
+    progress: &Progress,
+    visit: &mut (dyn FnMut(&mut InputReport) + Send),
+) -> Report {
+    run_inner(inputs, config, progress, Some((visit, true)))
+}
+
+/// What each report goes to in input order (`run_emitting`, `run_visiting`).
+type Visit<'a> = &'a mut (dyn FnMut(&mut InputReport) + Send);
 
 fn run_inner(
     inputs: &[Input],
     config: &Config,
     progress: &Progress,
-    emit: Option<&mut (dyn FnMut(&mut InputReport) + Send)>,
+    emit: Option<(Visit<'_>, bool)>,
 ) -> Report {
     let planned = plan(inputs);
     // One input and spare cores: read it on one thread and correlate on another.
@@ -384,7 +400,7 @@ fn run_inner(
         .store(planned.len() as u64, Ordering::Relaxed);
     let work = || -> Vec<Vec<Analysed>> {
         match emit {
-            Some(emit) => in_order(&planned, &sizes, inputs, config, progress, emit),
+            Some((emit, keep)) => in_order(&planned, &sizes, inputs, config, progress, emit, keep),
             None => planned
                 .par_iter()
                 .map(|p| {
@@ -459,6 +475,7 @@ fn in_order(
     config: &Config,
     progress: &Progress,
     emit: &mut (dyn FnMut(&mut InputReport) + Send),
+    keep: bool,
 ) -> Vec<Vec<Analysed>> {
     // A spool past 4 MiB moves to a temporary file; where none can be made (no
     // writable TMPDIR) a held input keeps its records in memory, so it counts whole.
@@ -475,6 +492,7 @@ fn in_order(
             weights: sizes.iter().map(|&n| n.min(weight)).collect(),
             held_bytes: 0,
             emit,
+            keep,
             inputs,
         }),
         room: std::sync::Condvar::new(),
@@ -518,6 +536,8 @@ struct OrderState<'e> {
     weights: Vec<u64>,
     held_bytes: u64,
     emit: &'e mut (dyn FnMut(&mut InputReport) + Send),
+    /// Whether a written report keeps its calls and findings (`run_visiting`).
+    keep: bool,
     inputs: &'e [Input],
 }
 
@@ -526,6 +546,10 @@ impl OrderState<'_> {
         if let Ok(ir) = &mut a {
             ir.stable_path = stable_path(&ir.path, self.inputs);
             (self.emit)(ir);
+            if self.keep {
+                self.done[i].push(a);
+                return;
+            }
             // Written: what is left is what a summary and the exit code read.
             let a = &mut ir.analysis;
             if let Some(streamed) = &mut a.streamed {
@@ -1491,6 +1515,7 @@ mod order_tests {
                 weights: sizes.iter().map(|&n| n.min(HELD_WEIGHT)).collect(),
                 held_bytes: 0,
                 emit,
+                keep: false,
                 inputs: &[],
             }),
             room: std::sync::Condvar::new(),

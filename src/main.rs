@@ -481,6 +481,12 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
                 }
             }
         }),
+        // The HTML page lists a share of the run's calls: each input, as it comes in
+        // order, keeps only what is left of it.
+        None if lean && html => {
+            let mut share = report::kept::PageShare::default();
+            batch::run_visiting(&inputs, &config, progress, &mut |ir| share.trim(ir))
+        }
         None => batch::run_with_progress(&inputs, &config, progress),
     };
     let mut report = if !args.quiet && stderr.is_terminal() {

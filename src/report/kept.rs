@@ -268,6 +268,66 @@ pub fn attention_sinks(html: bool, filter: &Filter) -> SinkFactory {
     }))
 }
 
+/// The share of the HTML page's rows the inputs after those seen so far can still
+/// take: the page lists the run's first `MAX_ROWS` calls that need attention, in
+/// input order, then its first others. Given each input in order (`batch::
+/// run_visiting`), it lets go what the page cannot list, so a run over a whole
+/// archive of small logs keeps no more than a page of calls (and each input's first
+/// `SHOWN` that need attention, for the table and markdown).
+#[derive(Debug)]
+pub struct PageShare {
+    attention_left: usize,
+    others_left: usize,
+}
+
+impl Default for PageShare {
+    fn default() -> Self {
+        PageShare {
+            attention_left: MAX_ROWS,
+            others_left: MAX_ROWS,
+        }
+    }
+}
+
+impl PageShare {
+    /// Narrows the next input (in input order) of a run of `attention_sinks(true, _)`.
+    pub fn trim(&mut self, ir: &mut crate::batch::InputReport) {
+        let Some((calls, unkept)) = ir
+            .analysis
+            .streamed
+            .as_mut()
+            .and_then(|s| s.product.downcast_mut::<(Vec<Call>, Unkept)>())
+        else {
+            return;
+        };
+        let Some(scopes) = unkept.scopes.as_mut() else {
+            return;
+        };
+        let (attention_keep, others_keep) = (self.attention_left.max(SHOWN), self.others_left);
+        let (mut attention, mut others) = (0, 0);
+        let held = std::mem::take(calls);
+        let firsts = std::mem::take(&mut scopes.of_kept);
+        for (c, first) in held.into_iter().zip(firsts) {
+            let keep = if needs_attention(&c) {
+                attention += 1;
+                unkept.unlisted += u64::from(attention > attention_keep);
+                attention <= attention_keep
+            } else {
+                others += 1;
+                others <= others_keep
+            };
+            if keep {
+                calls.push(c);
+                scopes.of_kept.push(first);
+            } else {
+                unkept.tools.add(&c);
+            }
+        }
+        self.attention_left = self.attention_left.saturating_sub(attention);
+        self.others_left = self.others_left.saturating_sub(others);
+    }
+}
+
 /// Puts the calls kept back in each input's `calls`, for the reports; the tools of
 /// the others stay with the input (`tool_of`).
 pub fn take_attention(report: &mut Report) {
@@ -494,31 +554,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("long.jsonl");
         let mut text = String::new();
-        let mut line = |i: usize, n: usize, ok: bool| {
-            let ms = i * 10;
-            let ts = format!(
-                "2026-12-01T{:02}:{:02}:{:02}.{:03}Z",
-                ms / 3_600_000,
-                ms / 60_000 % 60,
-                ms / 1000 % 60,
-                ms % 1000
-            );
-            let body = format!(
-                r#"{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"read_note\",\"arguments\":{{\"n\":{n}}}}}}}"#
-            );
-            let response = if ok {
-                format!(
-                    r#"{{"status":200,"headers":[["Content-Type","application/json"]],"body":"{{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"ok\"}}]}}}}"}}"#
-                )
-            } else {
-                r#"{"status":502,"body":"Bad Gateway"}"#.to_owned()
-            };
-            text.push_str(&format!(
-                r#"{{"ts":"{ts}","request":{{"method":"POST","url":"http://h/mcp","headers":[["Mcp-Session-Id","session-{:04}"]],"body":"{body}"}},"response":{response}}}"#,
-                i % 260
-            ));
-            text.push('\n');
-        };
+        let mut line = |i: usize, n: usize, ok: bool| text.push_str(&logged_call(i, n, ok));
         for i in 0..CALLS {
             line(i, i, i % 100 != 7);
         }
@@ -643,5 +679,107 @@ mod tests {
             assert!(a == b, "the pages differ under {f:?}");
         }
         assert_eq!(narrowed, filters.len(), "each filter drops some calls");
+    }
+
+    /// A JSONL line of call `i` (arguments `n`, in session `i % 260`, 10 ms after
+    /// call `i - 1`), answered with a tool result or, when not `ok`, a 502.
+    fn logged_call(i: usize, n: usize, ok: bool) -> String {
+        let ms = i * 10;
+        let ts = format!(
+            "2026-12-01T{:02}:{:02}:{:02}.{:03}Z",
+            ms / 3_600_000,
+            ms / 60_000 % 60,
+            ms / 1000 % 60,
+            ms % 1000
+        );
+        let body = format!(
+            r#"{{\"jsonrpc\":\"2.0\",\"id\":{i},\"method\":\"tools/call\",\"params\":{{\"name\":\"read_note\",\"arguments\":{{\"n\":{n}}}}}}}"#
+        );
+        let response = if ok {
+            format!(
+                r#"{{"status":200,"headers":[["Content-Type","application/json"]],"body":"{{\"jsonrpc\":\"2.0\",\"id\":{i},\"result\":{{\"content\":[{{\"type\":\"text\",\"text\":\"ok\"}}]}}}}"}}"#
+            )
+        } else {
+            r#"{"status":502,"body":"Bad Gateway"}"#.to_owned()
+        };
+        format!(
+            "{{\"ts\":\"{ts}\",\"request\":{{\"method\":\"POST\",\"url\":\"http://h/mcp\",\"headers\":[[\"Mcp-Session-Id\",\"session-{:04}\"]],\"body\":\"{body}\"}},\"response\":{response}}}\n",
+            i % 260
+        )
+    }
+
+    /// A run over many inputs keeps a page's share of calls, not every input's: each
+    /// input, in order, keeps what the page can still list (and its first `SHOWN`
+    /// that need attention), and the page, the table and markdown are those of a run
+    /// that kept every call; whether the page runs out of calls that need attention
+    /// or of the others.
+    #[test]
+    fn a_run_over_many_inputs_keeps_a_page_of_calls() {
+        use crate::batch::{run_visiting, Progress};
+        use crate::report::html::{write_with, Meta};
+        const INPUTS: usize = 30;
+        const EACH: usize = 1_100;
+        let meta = Meta {
+            version: "test".to_owned(),
+            command_line: "mcpsift".to_owned(),
+            generated: "2026-12-07T00:00:00Z".to_owned(),
+        };
+        for failing_in_20 in [1, 19] {
+            let dir = tempfile::tempdir().unwrap();
+            for k in 0..INPUTS {
+                let text: String = (0..EACH)
+                    .map(|i| logged_call(i, k * EACH + i, i % 20 >= failing_in_20))
+                    .collect();
+                std::fs::write(dir.path().join(format!("log{k:02}.jsonl")), text).unwrap();
+            }
+            let inputs = [Input::Path(dir.path().to_owned())];
+            let whole = run(&inputs, &Config::default());
+            let config = Config {
+                call_sinks: Some(attention_sinks(true, &Filter::default())),
+                ..Config::default()
+            };
+            let mut share = PageShare::default();
+            let mut lean = run_visiting(&inputs, &config, &Progress::default(), &mut |ir| {
+                share.trim(ir)
+            });
+            take_attention(&mut lean);
+            assert_eq!(lean.inputs.len(), INPUTS);
+            // Each input holds what is left of the page's share after those before
+            // it, and its first `SHOWN` that need attention.
+            let (mut attention_left, mut others_left) = (MAX_ROWS, MAX_ROWS);
+            for (w, l) in whole.inputs.iter().zip(&lean.inputs) {
+                let a = w
+                    .analysis
+                    .calls
+                    .iter()
+                    .filter(|c| needs_attention(c))
+                    .count();
+                let o = w.analysis.calls.len() - a;
+                let want = a.min(attention_left.max(SHOWN)) + o.min(others_left);
+                assert_eq!(l.analysis.calls.len(), want, "{}", l.path);
+                attention_left = attention_left.saturating_sub(a);
+                others_left = others_left.saturating_sub(o);
+            }
+            let held: usize = lean.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+            // Mostly healthy: a page of others, not every input's; mostly failing: each
+            // input's first `SHOWN` that need attention, the table's rows.
+            let bound = if failing_in_20 == 1 {
+                INPUTS * EACH - 5_000
+            } else {
+                INPUTS * EACH - 100
+            };
+            assert!(held < bound, "{held} calls held");
+            let opts = HumanOptions::default();
+            for format in [OutputFormat::Table, OutputFormat::Markdown] {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                write(&whole, format, &opts, &mut a).unwrap();
+                write(&lean, format, &opts, &mut b).unwrap();
+                assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+            }
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            write_with(&whole, &meta, &mut a).unwrap();
+            write_with(&lean, &meta, &mut b).unwrap();
+            assert!(a == b, "the pages differ ({failing_in_20} in 20 failing)");
+        }
     }
 }
