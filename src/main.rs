@@ -395,27 +395,31 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         findings: args.finding.clone(),
         scopes: args.scope.clone(),
     };
-    // JSONL and JSON on their own stream each input's calls to a spool as they are
-    // judged, so memory stays flat on any input; the other formats, filters and
-    // baselines need the calls at hand.
+    // JSONL and JSON stream each input's calls to a spool as they are judged, so
+    // memory stays flat on any input; filters and baselines need the calls at hand.
+    // With `--report` or `--html` (not `--all`) the calls those show are kept besides.
+    let teed = args.report.is_some() || args.html.is_some();
     let stream = matches!(args.format, Format::Jsonl | Format::Json)
         && filter.is_empty()
         && baseline.is_none()
         && args.write_baseline.is_none()
-        && args.report.is_none()
-        && args.html.is_none();
+        && !(teed && args.all);
+    let teed = stream && teed;
     // The table and markdown show only the calls that need attention, the HTML page
     // at most `html::MAX_ROWS` calls: the others are counted as they are judged
     // (report/kept.rs), so memory stays flat there too. The call filters are applied
     // there as calls are judged; `--finding` narrows calls by findings, known only at
     // an input's end.
     let html = matches!(args.format, Format::Html) || args.html.is_some();
-    let lean = matches!(args.format, Format::Table | Format::Markdown | Format::Html)
-        && !args.all
-        && filter.findings.is_empty()
-        && baseline.is_none()
-        && args.write_baseline.is_none();
-    let call_sinks = if stream {
+    let lean = teed
+        || matches!(args.format, Format::Table | Format::Markdown | Format::Html)
+            && !args.all
+            && filter.findings.is_empty()
+            && baseline.is_none()
+            && args.write_baseline.is_none();
+    let call_sinks = if teed {
+        Some(report::kept::teed_sinks(html, redactor))
+    } else if stream {
         Some(SinkFactory(std::sync::Arc::new(move |path: &str| {
             Box::new(report::jsonl::Spool::new(path, redactor))
                 as Box<dyn mcpsift::correlate::CallSink>
@@ -471,15 +475,30 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     } else {
         None
     };
-    let mut run_batch = |progress: &batch::Progress| match &mut streamer {
-        Some(s) => batch::run_emitting(&inputs, &config, progress, &mut |ir| {
-            // A closed stdout (`| head`) ends the run at once, quietly, as it would
-            // at the end: nothing more can be shown, so nothing more is read.
-            if let Err(e) = s.input(ir) {
-                if e.kind() == io::ErrorKind::BrokenPipe && args.output.is_none() {
-                    std::process::exit(0);
-                }
+    // A closed stdout (`| head`) ends the run at once, quietly, as it would at the
+    // end: nothing more can be shown, so nothing more is read.
+    let quiet_on_broken_pipe = |r: io::Result<()>| {
+        if let Err(e) = r {
+            if e.kind() == io::ErrorKind::BrokenPipe && args.output.is_none() {
+                std::process::exit(0);
             }
+        }
+    };
+    let mut run_batch = |progress: &batch::Progress| match &mut streamer {
+        // The report and page are written at the end, from what each input kept
+        // once its records were written.
+        Some(s) if teed => {
+            let mut share = report::kept::PageShare::default();
+            batch::run_visiting(&inputs, &config, progress, &mut |ir| {
+                quiet_on_broken_pipe(s.input(ir));
+                report::kept::written(ir);
+                if html {
+                    share.trim(ir);
+                }
+            })
+        }
+        Some(s) => batch::run_emitting(&inputs, &config, progress, &mut |ir| {
+            quiet_on_broken_pipe(s.input(ir))
         }),
         // The HTML page lists a share of the run's calls: each input, as it comes in
         // order, keeps only what is left of it.

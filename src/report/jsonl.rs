@@ -661,11 +661,12 @@ pub fn write_jsonl(report: &Report, w: &mut dyn Write) -> io::Result<()> {
 
 /// The spool a streaming run wrote `ir`'s calls to.
 fn spool_of(ir: &InputReport) -> Option<&Spool> {
-    ir.analysis
-        .streamed
-        .as_ref()?
-        .product
-        .downcast_ref::<Spool>()
+    let product = &ir.analysis.streamed.as_ref()?.product;
+    product.downcast_ref::<Spool>().or_else(|| {
+        product
+            .downcast_ref::<super::kept::Teed>()
+            .map(|t| &t.spool)
+    })
 }
 
 /// One input's records: the `input` record, its calls (spooled or kept), its findings.

@@ -9,7 +9,9 @@
 
 use super::filter::Filter;
 use super::html::{MAX_ROWS, MAX_SCOPES};
+use super::jsonl::Spool;
 use super::markdown::needs_attention;
+use super::redact::Redactor;
 use crate::batch::Report;
 use crate::config::SinkFactory;
 use crate::correlate::{Analysis, Call, CallSink, Scope, Tally};
@@ -169,21 +171,19 @@ pub struct Unkept {
     earliest: Option<Timestamp>,
 }
 
-impl CallSink for Kept {
-    fn call(&mut self, call: Call) {
-        drop(self.call_returning(call));
-    }
-
-    fn call_returning(&mut self, call: Call) -> Option<Call> {
+impl Kept {
+    /// Counts `call` and says whether it is to be kept (pushed to `calls`); a call
+    /// let go leaves its tool.
+    fn admit(&mut self, call: &Call) -> bool {
         if let Some(f) = &self.filter {
             for (hit, one) in self.filtered.scope_hits.iter_mut().zip(&f.scopes) {
                 *hit = *hit || Filter::scope_matches(one, &call.scope);
             }
-            if !f.call_ok(&call) {
-                self.tools.add(&call);
-                return Some(call);
+            if !f.call_ok(call) {
+                self.tools.add(call);
+                return false;
             }
-            self.filtered.tally.add(&call);
+            self.filtered.tally.add(call);
             let (word, bit) = (call.seq / 64, call.seq % 64);
             if self.filtered.matched.len() <= word {
                 self.filtered.matched.resize(word + 1, 0);
@@ -191,14 +191,14 @@ impl CallSink for Kept {
             self.filtered.matched[word] |= 1 << bit;
         }
         let first = if self.keep.scopes {
-            self.scopes.add(&call)
+            self.scopes.add(call)
         } else {
             0
         };
         if let Some(t) = call.started_at {
             self.earliest = Some(self.earliest.map_or(t, |e| e.min(t)));
         }
-        let keep = if needs_attention(&call) {
+        let keep = if needs_attention(call) {
             let keep = self.attention < self.keep.attention;
             self.attention += usize::from(keep);
             self.unlisted += u64::from(!keep);
@@ -206,18 +206,16 @@ impl CallSink for Kept {
         } else {
             self.calls.len() - self.attention < self.keep.others
         };
-        if keep {
-            if self.keep.scopes {
-                self.scopes.of_kept.push(first);
-            }
-            self.calls.push(call);
-            return None;
+        if keep && self.keep.scopes {
+            self.scopes.of_kept.push(first);
         }
-        self.tools.add(&call);
-        Some(call)
+        if !keep {
+            self.tools.add(call);
+        }
+        keep
     }
 
-    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+    fn finish_kept(self) -> (Vec<Call>, Unkept) {
         let unkept = Unkept {
             filtered: self.filter.is_some().then_some(self.filtered),
             tools: self.tools,
@@ -225,8 +223,79 @@ impl CallSink for Kept {
             scopes: self.keep.scopes.then_some(self.scopes),
             earliest: self.earliest,
         };
-        Box::new((self.calls, unkept))
+        (self.calls, unkept)
     }
+}
+
+impl CallSink for Kept {
+    fn call(&mut self, call: Call) {
+        drop(self.call_returning(call));
+    }
+
+    fn call_returning(&mut self, call: Call) -> Option<Call> {
+        if self.admit(&call) {
+            self.calls.push(call);
+            return None;
+        }
+        Some(call)
+    }
+
+    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        Box::new(self.finish_kept())
+    }
+}
+
+/// The sink of a streaming JSONL or JSON run that also writes the markdown report or
+/// the HTML page: every call goes to the spool, and the calls those reports show are
+/// kept besides, redacted as the spool redacts them (each with its own session id).
+struct Tee {
+    spool: Spool,
+    kept: Kept,
+    redactor: Redactor,
+    memo: super::redact::Memo,
+}
+
+/// What a `Tee` made of an input's calls: the spool the JSONL writer copies, and
+/// what the reports read once it is written (`written`).
+pub struct Teed {
+    pub spool: Spool,
+    kept: (Vec<Call>, Unkept),
+}
+
+impl CallSink for Tee {
+    fn call(&mut self, call: Call) {
+        drop(self.call_returning(call));
+    }
+
+    fn call_returning(&mut self, call: Call) -> Option<Call> {
+        if self.kept.admit(&call) {
+            let mut shown = call.clone();
+            self.redactor.call(&mut shown, &mut self.memo);
+            self.kept.calls.push(shown);
+        }
+        self.spool.call_returning(call)
+    }
+
+    fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        let t = *self;
+        Box::new(Teed {
+            spool: t.spool,
+            kept: t.kept.finish_kept(),
+        })
+    }
+}
+
+/// Once the JSONL writer has written an input of a teed run: its spool goes, and
+/// what the reports read stays, as a lean run leaves it.
+pub fn written(ir: &mut crate::batch::InputReport) {
+    let Some(s) = ir.analysis.streamed.as_mut() else {
+        return;
+    };
+    let product = std::mem::replace(&mut s.product, Box::new(()));
+    s.product = match product.downcast::<Teed>() {
+        Ok(t) => Box::new(t.kept),
+        Err(other) => other,
+    };
 }
 
 /// The sinks of a run whose reports are the table, markdown and (`html`) the HTML
@@ -234,6 +303,27 @@ impl CallSink for Kept {
 /// those that need attention first: each input keeps that many of each kind, the
 /// first ones, as the page would pick them from all its calls.
 pub fn attention_sinks(html: bool, filter: &Filter) -> SinkFactory {
+    let make = kept_factory(html, filter);
+    SinkFactory(Arc::new(move |_: &str| {
+        Box::new(make()) as Box<dyn CallSink>
+    }))
+}
+
+/// The sinks of a streaming JSONL or JSON run (no filter) that also writes the
+/// markdown report or (`html`) the HTML page: a spool each, and what the reports show.
+pub fn teed_sinks(html: bool, redactor: Redactor) -> SinkFactory {
+    let make = kept_factory(html, &Filter::default());
+    SinkFactory(Arc::new(move |path: &str| {
+        Box::new(Tee {
+            spool: Spool::new(path, redactor),
+            kept: make(),
+            redactor,
+            memo: Default::default(),
+        }) as Box<dyn CallSink>
+    }))
+}
+
+fn kept_factory(html: bool, filter: &Filter) -> impl Fn() -> Kept + Send + Sync + 'static {
     // `--finding` narrows calls by the findings, known only at the input's end.
     debug_assert!(filter.findings.is_empty());
     let filter = (!filter.is_empty()).then(|| Arc::new(filter.clone()));
@@ -250,22 +340,20 @@ pub fn attention_sinks(html: bool, filter: &Filter) -> SinkFactory {
             scopes: false,
         }
     };
-    SinkFactory(Arc::new(move |_: &str| {
-        Box::new(Kept {
-            keep,
-            filter: filter.clone(),
-            filtered: Filtered {
-                scope_hits: vec![false; filter.as_ref().map_or(0, |f| f.scopes.len())],
-                ..Filtered::default()
-            },
-            calls: Vec::new(),
-            attention: 0,
-            tools: ToolsBySeq::default(),
-            unlisted: 0,
-            scopes: ScopeTally::default(),
-            earliest: None,
-        }) as Box<dyn CallSink>
-    }))
+    move || Kept {
+        keep,
+        filter: filter.clone(),
+        filtered: Filtered {
+            scope_hits: vec![false; filter.as_ref().map_or(0, |f| f.scopes.len())],
+            ..Filtered::default()
+        },
+        calls: Vec::new(),
+        attention: 0,
+        tools: ToolsBySeq::default(),
+        unlisted: 0,
+        scopes: ScopeTally::default(),
+        earliest: None,
+    }
 }
 
 /// The share of the HTML page's rows the inputs after those seen so far can still
@@ -421,11 +509,21 @@ pub fn earliest(a: &Analysis) -> Option<Timestamp> {
     }
 }
 
-/// The names of the scopes an input keeps apart from its calls, for redaction.
+/// The names of the scopes an input keeps apart from its calls, for redaction: once
+/// its calls are taken back (`Unkept`), or before (as a lean run's sink or a teed
+/// run's left them).
 pub fn scope_names_mut(a: &mut Analysis) -> impl Iterator<Item = &mut Arc<str>> {
-    a.streamed
-        .as_mut()
-        .and_then(|s| s.product.downcast_mut::<Unkept>())
+    let unkept = a.streamed.as_mut().and_then(|s| {
+        let p = &mut s.product;
+        if p.is::<Unkept>() {
+            p.downcast_mut::<Unkept>()
+        } else if p.is::<Teed>() {
+            p.downcast_mut::<Teed>().map(|t| &mut t.kept.1)
+        } else {
+            p.downcast_mut::<(Vec<Call>, Unkept)>().map(|k| &mut k.1)
+        }
+    });
+    unkept
         .and_then(|u| u.scopes.as_mut())
         .into_iter()
         .flat_map(|t| t.listed.iter_mut().map(|(s, _, _)| s.arc_mut()))
@@ -780,6 +878,80 @@ mod tests {
             write_with(&whole, &meta, &mut a).unwrap();
             write_with(&lean, &meta, &mut b).unwrap();
             assert!(a == b, "the pages differ ({failing_in_20} in 20 failing)");
+        }
+    }
+
+    /// A streaming JSONL run that also writes the markdown report and the HTML page
+    /// writes each input's records as it goes and keeps only what those show: the
+    /// records, the report and the page are those of a run that kept every call.
+    #[test]
+    fn a_teed_run_writes_the_records_the_report_and_the_page_of_every_call() {
+        use crate::batch::{run_visiting, Progress};
+        use crate::report::html::{write_with, Meta};
+        use crate::report::jsonl::{write_jsonl, Streamer};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        // A failed call whose error text holds a token: the report shows it redacted.
+        const TOKEN: &str = "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8";
+        let dir = tempfile::tempdir().unwrap();
+        let leaky = dir.path().join("leaky.jsonl");
+        std::fs::write(
+            &leaky,
+            format!(
+                r#"{{"ts":"2026-12-01T00:00:00.000Z","request":{{"method":"POST","url":"http://h/mcp","headers":[["Mcp-Session-Id","a1b2c3d4e5f60718293a4b5c"]],"body":"{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"push\",\"arguments\":{{}}}}}}"}},"response":{{"status":200,"headers":[["Content-Type","application/json"]],"body":"{{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{{\"code\":-32000,\"message\":\"push refused for {TOKEN} in session a1b2c3d4e5f60718293a4b5c\"}}}}"}}}}
+"#
+            ),
+        )
+        .unwrap();
+        let inputs = [
+            Input::Path(root.join("samples")),
+            Input::Path(root.join("lab/captures/no_response_replay_py")),
+            Input::Path(leaky),
+        ];
+        let redactor = Redactor::default();
+        let mut whole = run(&inputs, &Config::default());
+        redactor.report(&mut whole);
+        let meta = Meta {
+            version: "test".to_owned(),
+            command_line: "mcpsift".to_owned(),
+            generated: "2026-12-07T00:00:00Z".to_owned(),
+        };
+        // With the report alone only the calls that need attention are kept.
+        for html in [false, true] {
+            let config = Config {
+                call_sinks: Some(teed_sinks(html, redactor)),
+                ..Config::default()
+            };
+            let mut records = Vec::new();
+            let mut streamer = Streamer::new(&mut records, redactor);
+            let mut share = PageShare::default();
+            let mut lean = run_visiting(&inputs, &config, &Progress::default(), &mut |ir| {
+                streamer.input(ir).unwrap();
+                written(ir);
+                share.trim(ir);
+            });
+            take_attention(&mut lean);
+            redactor.run_fields(&mut lean);
+            streamer.finish(&lean).unwrap();
+            let mut want = Vec::new();
+            write_jsonl(&whole, &mut want).unwrap();
+            assert!(records == want, "{}", String::from_utf8_lossy(&records));
+            let held: usize = lean.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+            let all: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+            assert!(html || held < all, "{held} of {all} calls held");
+            let opts = HumanOptions::default();
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            write(&whole, OutputFormat::Markdown, &opts, &mut a).unwrap();
+            write(&lean, OutputFormat::Markdown, &opts, &mut b).unwrap();
+            let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+            assert_eq!(a, b);
+            assert!(b.contains("push refused for [REDACTED]"), "{b}");
+            assert!(!b.contains(TOKEN) && !b.contains("a1b2c3d4e5f60718293a4b5c"));
+            if html {
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                write_with(&whole, &meta, &mut a).unwrap();
+                write_with(&lean, &meta, &mut b).unwrap();
+                assert!(a == b, "the pages differ");
+            }
         }
     }
 }
