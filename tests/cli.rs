@@ -419,29 +419,28 @@ fn a_closed_stdout_ends_a_streaming_run_quietly() {
 
 #[test]
 fn a_json_document_is_streamed_as_it_would_be_written_whole() {
-    // `--format json` streams each input's calls as `--format jsonl` does; with
-    // `--report` the run keeps every call and writes the document at the end. Both
-    // must be the same document, and it must hold the JSONL records in their order.
+    // `--format json` streams each input's calls as `--format jsonl` does, also with
+    // `--report` (keeping what the report shows besides); with `--all --report` the
+    // run keeps every call and writes the document at the end. All must be the same
+    // document, and it must hold the JSONL records in their order.
     let dir = tempfile::tempdir().unwrap();
     let md = dir.path().join("r.md");
+    let md = md.to_str().unwrap();
     let samples = repo("samples");
     let samples = samples.to_str().unwrap();
     let streamed = analyze(&[samples, "--format", "json"]);
-    let kept = analyze(&[
-        samples,
-        "--format",
-        "json",
-        "--report",
-        md.to_str().unwrap(),
-    ]);
+    let teed = analyze(&[samples, "--format", "json", "--report", md]);
+    let kept = analyze(&[samples, "--format", "json", "--all", "--report", md]);
     let lines = analyze(&[samples, "--format", "jsonl"]);
     assert_eq!(streamed.status.code(), Some(0), "{}", stderr(&streamed));
-    assert_eq!(stderr(&streamed), stderr(&kept));
-    assert!(
-        streamed.stdout == kept.stdout,
-        "{}",
-        String::from_utf8_lossy(&streamed.stdout)
-    );
+    for other in [&teed, &kept] {
+        assert_eq!(stderr(&streamed), stderr(other));
+        assert!(
+            streamed.stdout == other.stdout,
+            "{}",
+            String::from_utf8_lossy(&other.stdout)
+        );
+    }
     let doc: Value = serde_json::from_slice(&streamed.stdout).expect("one JSON document");
     assert_eq!(doc["schema"], 1);
     assert_eq!(doc["records"].as_array().unwrap(), &jsonl(&lines));
