@@ -396,15 +396,16 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         scopes: args.scope.clone(),
     };
     // JSONL and JSON stream each input's calls to a spool as they are judged, so
-    // memory stays flat on any input; filters and baselines need the calls at hand.
-    // With `--report` or `--html` (not `--all`) the calls those show are kept besides.
-    let teed = args.report.is_some() || args.html.is_some();
+    // memory stays flat on any input; `--finding` and baselines need the calls at
+    // hand. With `--report` or `--html` (not `--all`) the calls those show are kept
+    // besides; with call filters, what the filters need.
+    let reports = args.report.is_some() || args.html.is_some();
     let stream = matches!(args.format, Format::Jsonl | Format::Json)
-        && filter.is_empty()
+        && filter.findings.is_empty()
         && baseline.is_none()
         && args.write_baseline.is_none()
-        && !(teed && args.all);
-    let teed = stream && teed;
+        && !(reports && args.all);
+    let teed = stream && (reports || !filter.is_empty());
     // The table and markdown show only the calls that need attention, the HTML page
     // at most `html::MAX_ROWS` calls: the others are counted as they are judged
     // (report/kept.rs), so memory stays flat there too. The call filters are applied
@@ -418,7 +419,11 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             && baseline.is_none()
             && args.write_baseline.is_none();
     let call_sinks = if teed {
-        Some(report::kept::teed_sinks(html, redactor))
+        Some(report::kept::teed_sinks(
+            reports.then_some(html),
+            &filter,
+            redactor,
+        ))
     } else if stream {
         Some(SinkFactory(std::sync::Arc::new(move |path: &str| {
             Box::new(report::jsonl::Spool::new(path, redactor))
@@ -490,6 +495,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         Some(s) if teed => {
             let mut share = report::kept::PageShare::default();
             batch::run_visiting(&inputs, &config, progress, &mut |ir| {
+                report::filter::apply_input(&mut ir.analysis, &filter);
                 quiet_on_broken_pipe(s.input(ir));
                 report::kept::written(ir);
                 if html {

@@ -191,53 +191,62 @@ pub fn apply(report: &mut Report, filter: &Filter) {
     }
     report.filters = filter.describe();
     for ir in &mut report.inputs {
-        let a = &mut ir.analysis;
-        if let Some(matched) = kept::unkept(a).and_then(|u| u.filtered.as_ref()) {
-            // Its calls were filtered as they were judged; its findings are narrowed
-            // here, read back from disk where the run moved them there.
-            let Ok(all) = a.all_findings() else {
-                continue;
-            };
-            let findings: Vec<Finding> = all
-                .into_iter()
-                .filter(|f| filter.finding_ok_lean(f, a))
-                .filter(|f| {
-                    filter.outcomes.is_empty() || f.calls.iter().any(|s| matched.matched(*s))
-                })
-                .collect();
-            if let Some(s) = a.streamed.as_mut() {
-                s.findings = None;
-            }
-            a.findings = findings;
-            continue;
-        }
-        let findings: Vec<Finding> = a
-            .findings
-            .iter()
-            .filter(|f| filter.finding_ok(f, &a.calls))
-            .cloned()
-            .collect();
-        let mut kept: HashSet<usize> = a
-            .calls
-            .iter()
-            .filter(|c| filter.call_ok(c))
-            .map(|c| c.seq)
-            .collect();
-        let findings = if !filter.outcomes.is_empty() && filter.findings.is_empty() {
-            findings
-                .into_iter()
-                .filter(|f| f.calls.iter().any(|s| kept.contains(s)))
-                .collect()
-        } else {
-            findings
-        };
-        if !filter.findings.is_empty() && filter.outcomes.is_empty() {
-            let named: HashSet<usize> = findings.iter().flat_map(|f| f.calls.clone()).collect();
-            kept.retain(|s| named.contains(s));
-        }
-        a.calls.retain(|c| kept.contains(&c.seq));
-        a.findings = findings;
+        apply_input(&mut ir.analysis, filter);
     }
+}
+
+/// Narrows one input to what `filter` selects (`apply`); a streaming run narrows
+/// each input so before its records are written.
+pub fn apply_input(a: &mut Analysis, filter: &Filter) {
+    if filter.is_empty() {
+        return;
+    }
+    if let Some(matched) = kept::unkept(a).and_then(|u| u.filtered.as_ref()) {
+        // Its calls were filtered as they were judged (and are counted so); its
+        // findings are narrowed here, read back from disk where the run moved
+        // them there.
+        let Ok(all) = a.all_findings() else {
+            return;
+        };
+        let findings: Vec<Finding> = all
+            .into_iter()
+            .filter(|f| filter.finding_ok_lean(f, a))
+            .filter(|f| filter.outcomes.is_empty() || f.calls.iter().any(|s| matched.matched(*s)))
+            .collect();
+        let tally = matched.tally.clone();
+        if let Some(s) = a.streamed.as_mut() {
+            s.findings = None;
+            s.tally = tally;
+        }
+        a.findings = findings;
+        return;
+    }
+    let findings: Vec<Finding> = a
+        .findings
+        .iter()
+        .filter(|f| filter.finding_ok(f, &a.calls))
+        .cloned()
+        .collect();
+    let mut kept: HashSet<usize> = a
+        .calls
+        .iter()
+        .filter(|c| filter.call_ok(c))
+        .map(|c| c.seq)
+        .collect();
+    let findings = if !filter.outcomes.is_empty() && filter.findings.is_empty() {
+        findings
+            .into_iter()
+            .filter(|f| f.calls.iter().any(|s| kept.contains(s)))
+            .collect()
+    } else {
+        findings
+    };
+    if !filter.findings.is_empty() && filter.outcomes.is_empty() {
+        let named: HashSet<usize> = findings.iter().flat_map(|f| f.calls.clone()).collect();
+        kept.retain(|s| named.contains(s));
+    }
+    a.calls.retain(|c| kept.contains(&c.seq));
+    a.findings = findings;
 }
 
 #[cfg(test)]

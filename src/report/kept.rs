@@ -77,6 +77,7 @@ struct Keep {
     scopes: bool,
 }
 
+/// The sink of a lean run: counts every call, keeps those its reports show.
 struct Kept {
     keep: Keep,
     /// The call filters of the run (`--tool`, `--outcome`, `--scope`): a call that
@@ -93,8 +94,8 @@ struct Kept {
     earliest: Option<Timestamp>,
 }
 
-/// An input's scopes as calls are judged: the first `seq` of each (by a hash of its
-/// name, eight bytes a scope), the first `MAX_SCOPES` by first call with their call
+/// An input's scopes as calls are judged: the first `seq` of each (by a 64-bit hash
+/// of its name, about 40 bytes a scope), the first `MAX_SCOPES` by first call with their call
 /// counts, and the first `seq` of the scope of each call kept.
 #[derive(Debug, Default)]
 struct ScopeTally {
@@ -268,10 +269,14 @@ impl CallSink for Tee {
     }
 
     fn call_returning(&mut self, call: Call) -> Option<Call> {
+        let matched = self.kept.filter.as_ref().is_none_or(|f| f.call_ok(&call));
         if self.kept.admit(&call) {
             let mut shown = call.clone();
             self.redactor.call(&mut shown, &mut self.memo);
             self.kept.calls.push(shown);
+        }
+        if !matched {
+            return Some(call);
         }
         self.spool.call_returning(call)
     }
@@ -303,16 +308,17 @@ pub fn written(ir: &mut crate::batch::InputReport) {
 /// those that need attention first: each input keeps that many of each kind, the
 /// first ones, as the page would pick them from all its calls.
 pub fn attention_sinks(html: bool, filter: &Filter) -> SinkFactory {
-    let make = kept_factory(html, filter);
+    let make = kept_factory(Some(html), filter);
     SinkFactory(Arc::new(move |_: &str| {
         Box::new(make()) as Box<dyn CallSink>
     }))
 }
 
-/// The sinks of a streaming JSONL or JSON run (no filter) that also writes the
-/// markdown report or (`html`) the HTML page: a spool each, and what the reports show.
-pub fn teed_sinks(html: bool, redactor: Redactor) -> SinkFactory {
-    let make = kept_factory(html, &Filter::default());
+/// The sinks of a streaming JSONL or JSON run that also writes the markdown report
+/// or the HTML page (`reports`: `Some(html)`), or that has call filters: a spool
+/// each, of the calls that match, and what the reports show and the filters need.
+pub fn teed_sinks(reports: Option<bool>, filter: &Filter, redactor: Redactor) -> SinkFactory {
+    let make = kept_factory(reports, filter);
     SinkFactory(Arc::new(move |path: &str| {
         Box::new(Tee {
             spool: Spool::new(path, redactor),
@@ -323,22 +329,31 @@ pub fn teed_sinks(html: bool, redactor: Redactor) -> SinkFactory {
     }))
 }
 
-fn kept_factory(html: bool, filter: &Filter) -> impl Fn() -> Kept + Send + Sync + 'static {
+/// `reports`: `Some(html)` when the table, markdown and (`html`) the page are
+/// written from what is kept; `None` when no call needs keeping (the filters only).
+fn kept_factory(
+    reports: Option<bool>,
+    filter: &Filter,
+) -> impl Fn() -> Kept + Send + Sync + 'static {
     // `--finding` narrows calls by the findings, known only at the input's end.
     debug_assert!(filter.findings.is_empty());
     let filter = (!filter.is_empty()).then(|| Arc::new(filter.clone()));
-    let keep = if html {
-        Keep {
+    let keep = match reports {
+        Some(true) => Keep {
             attention: MAX_ROWS.max(SHOWN),
             others: MAX_ROWS,
             scopes: true,
-        }
-    } else {
-        Keep {
+        },
+        Some(false) => Keep {
             attention: SHOWN,
             others: 0,
             scopes: false,
-        }
+        },
+        None => Keep {
+            attention: 0,
+            others: 0,
+            scopes: false,
+        },
     };
     move || Kept {
         keep,
@@ -441,11 +456,31 @@ pub fn tool_of(a: &Analysis, seq: usize) -> Option<&str> {
     if let Ok(i) = a.calls.binary_search_by_key(&seq, |c| c.seq) {
         return a.calls[i].tool.as_deref();
     }
-    unkept(a)?.tools.get(seq)
+    let (held, unkept) = parts(a)?;
+    if let Ok(i) = held.binary_search_by_key(&seq, |c| c.seq) {
+        return held[i].tool.as_deref();
+    }
+    unkept.tools.get(seq)
 }
 
+/// What a lean run left of an input's calls besides `calls`.
 pub fn unkept(a: &Analysis) -> Option<&Unkept> {
-    a.streamed.as_ref()?.product.downcast_ref::<Unkept>()
+    parts(a).map(|(_, u)| u)
+}
+
+/// The calls a lean run's sink still holds (before `take_attention`) and the rest
+/// of what it left, however far the input has come: as the sink made it, as a teed
+/// run's sink made it, or once the calls went back to `calls`.
+fn parts(a: &Analysis) -> Option<(&[Call], &Unkept)> {
+    let p = &a.streamed.as_ref()?.product;
+    if let Some(u) = p.downcast_ref::<Unkept>() {
+        return Some((&[], u));
+    }
+    let (calls, u) = match p.downcast_ref::<Teed>() {
+        Some(t) => &t.kept,
+        None => p.downcast_ref::<(Vec<Call>, Unkept)>()?,
+    };
+    Some((calls, u))
 }
 
 /// The calls of an input that need attention, the first `SHOWN` of them (the ones
@@ -918,7 +953,7 @@ mod tests {
         // With the report alone only the calls that need attention are kept.
         for html in [false, true] {
             let config = Config {
-                call_sinks: Some(teed_sinks(html, redactor)),
+                call_sinks: Some(teed_sinks(Some(html), &Filter::default(), redactor)),
                 ..Config::default()
             };
             let mut records = Vec::new();
@@ -952,6 +987,74 @@ mod tests {
                 write_with(&lean, &meta, &mut b).unwrap();
                 assert!(a == b, "the pages differ");
             }
+        }
+    }
+
+    /// A streaming JSONL run with call filters narrows each input before its
+    /// records are written: the records, the summary and the filter values that
+    /// matched nothing are those of a run that kept every call and filtered after.
+    #[test]
+    fn a_streaming_run_with_filters_writes_what_a_filtered_run_would() {
+        use crate::batch::{run_visiting, Progress};
+        use crate::report::filter::{apply, apply_input, unmatched};
+        use crate::report::jsonl::{write_jsonl, Streamer};
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let inputs = [
+            Input::Path(root.join("samples")),
+            Input::Path(root.join("lab/captures/no_response_replay_py")),
+        ];
+        let redactor = Redactor::default();
+        let filters = [
+            Filter {
+                outcomes: vec![Outcome::NoResponse, Outcome::ToolSuccess],
+                ..Filter::default()
+            },
+            Filter {
+                tools: vec!["delete_file".into(), "no_such_tool".into()],
+                scopes: vec!["session".into(), "http".into(), "nowhere:1".into()],
+                ..Filter::default()
+            },
+        ];
+        for f in &filters {
+            let mut whole = run(&inputs, &Config::default());
+            let all = whole
+                .inputs
+                .iter()
+                .map(|i| i.analysis.calls.len())
+                .sum::<usize>();
+            let want_unmatched = unmatched(&whole, f);
+            apply(&mut whole, f);
+            redactor.report(&mut whole);
+            let kept = whole
+                .inputs
+                .iter()
+                .map(|i| i.analysis.calls.len())
+                .sum::<usize>();
+            assert!(kept > 0 && kept < all, "{f:?}");
+            let mut want = Vec::new();
+            write_jsonl(&whole, &mut want).unwrap();
+            let config = Config {
+                call_sinks: Some(teed_sinks(None, f, redactor)),
+                ..Config::default()
+            };
+            let mut records = Vec::new();
+            let mut streamer = Streamer::new(&mut records, redactor);
+            let mut lean = run_visiting(&inputs, &config, &Progress::default(), &mut |ir| {
+                apply_input(&mut ir.analysis, f);
+                streamer.input(ir).unwrap();
+                written(ir);
+            });
+            take_attention(&mut lean);
+            assert_eq!(unmatched(&lean, f), want_unmatched, "{f:?}");
+            apply(&mut lean, f);
+            redactor.run_fields(&mut lean);
+            streamer.finish(&lean).unwrap();
+            assert!(
+                records == want,
+                "{f:?}: {}",
+                String::from_utf8_lossy(&records)
+            );
+            assert!(lean.inputs.iter().all(|i| i.analysis.calls.is_empty()));
         }
     }
 }
