@@ -415,9 +415,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     let lean = teed
         || matches!(args.format, Format::Table | Format::Markdown | Format::Html)
             && !args.all
-            && filter.findings.is_empty()
-            && baseline.is_none()
-            && args.write_baseline.is_none();
+            && filter.findings.is_empty();
     let call_sinks = if teed {
         Some(report::kept::teed_sinks(
             reports.then_some(html),
@@ -526,6 +524,10 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     // Shared passes, in order: filters, baseline, redaction (report/mod.rs).
     let unmatched = report::filter::unmatched(&report, &filter);
     report::filter::apply(&mut report, &filter);
+    if lean && (baseline.is_some() || args.write_baseline.is_some()) {
+        // A baseline edits the findings: those a lean run moved to disk come back.
+        report::kept::hold_findings(&mut report);
+    }
     if let Some(path) = &args.write_baseline {
         let doc = Baseline::document(&report, &redactor);
         write_file(path, "baseline", |w| {

@@ -8,7 +8,7 @@
 //! identical findings need two baseline entries.
 
 use crate::batch::Report;
-use crate::correlate::{Call, Finding};
+use crate::correlate::{Analysis, Finding};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
 
@@ -54,11 +54,14 @@ fn normalise_path(p: &str) -> String {
     s.to_owned()
 }
 
-fn tools_of(f: &Finding, calls: &[Call]) -> String {
-    let tools: BTreeSet<&str> = calls
+/// The tools of the calls `f` names that are among the input's calls (kept, or let
+/// go by a lean run), `?` for a call without one.
+fn tools_of(f: &Finding, a: &Analysis) -> String {
+    let tools: BTreeSet<&str> = f
+        .calls
         .iter()
-        .filter(|c| f.calls.contains(&c.seq))
-        .map(|c| c.tool.as_deref().unwrap_or("?"))
+        .filter_map(|&seq| super::kept::call_tool(a, seq))
+        .map(|t| t.unwrap_or("?"))
         .collect();
     if tools.is_empty() {
         "-".to_owned()
@@ -68,14 +71,14 @@ fn tools_of(f: &Finding, calls: &[Call]) -> String {
 }
 
 /// The stable key of a finding of `input`.
-pub fn key(input: &str, f: &Finding, calls: &[Call]) -> String {
+pub fn key(input: &str, f: &Finding, a: &Analysis) -> String {
     let ids: Vec<String> = f.ids.iter().map(|i| i.raw().to_owned()).collect();
     format!(
         "{} {} ids={} tool={}",
         f.kind,
         normalise_path(input),
         ids.join(","),
-        tools_of(f, calls)
+        tools_of(f, a)
     )
 }
 
@@ -103,14 +106,15 @@ impl Baseline {
     pub fn document(report: &Report, redactor: &super::redact::Redactor) -> Value {
         let mut entries = Vec::new();
         for ir in &report.inputs {
-            for f in &ir.analysis.findings {
+            let a = &ir.analysis;
+            for f in &a.findings {
                 entries.push(json!({
-                    "key": key(&ir.stable_path, f, &ir.analysis.calls),
+                    "key": key(&ir.stable_path, f, a),
                     "kind": f.kind,
                     "severity": f.severity,
                     "input": normalise_path(&ir.stable_path),
                     "ids": f.ids.iter().map(|i| i.to_value()).collect::<Vec<_>>(),
-                    "tool": tools_of(f, &ir.analysis.calls),
+                    "tool": tools_of(f, a),
                     "detail": redactor.text(&f.detail),
                 }));
             }
@@ -160,10 +164,10 @@ impl Baseline {
         let mut accepted = 0;
         for ir in &mut report.inputs {
             let a = &mut ir.analysis;
-            let calls = &a.calls;
+            let mut findings = std::mem::take(&mut a.findings);
             let (stable, given) = (&ir.stable_path, &ir.path);
-            a.findings.retain(|f| {
-                let exact = [key(stable, f, calls), key(given, f, calls)];
+            findings.retain(|f| {
+                let exact = [key(stable, f, a), key(given, f, a)];
                 // Else the same finding in the same file reached another way: a file
                 // named directly (keyed by its name) against its directory's walk.
                 let near = || {
@@ -186,6 +190,7 @@ impl Baseline {
                     None => true,
                 }
             });
+            a.findings = findings;
         }
         let mut unmatched: Vec<String> = left
             .into_iter()

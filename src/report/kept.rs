@@ -463,6 +463,40 @@ pub fn tool_of(a: &Analysis, seq: usize) -> Option<&str> {
     unkept.tools.get(seq)
 }
 
+/// The tool of call `seq` (`None` inside for a call without one), when that call is
+/// among the input's calls: kept, or let go by a lean run after it matched the
+/// filters. `None` for a call the input does not hold (filtered out).
+pub fn call_tool(a: &Analysis, seq: usize) -> Option<Option<&str>> {
+    if let Ok(i) = a.calls.binary_search_by_key(&seq, |c| c.seq) {
+        return Some(a.calls[i].tool.as_deref());
+    }
+    if !was_listed(a, seq) {
+        return None;
+    }
+    let (held, unkept) = parts(a)?;
+    if let Ok(i) = held.binary_search_by_key(&seq, |c| c.seq) {
+        return Some(held[i].tool.as_deref());
+    }
+    Some(unkept.tools.get(seq))
+}
+
+/// Reads back into `findings` what a lean run moved to disk, for a pass that edits
+/// them (a baseline); where that fails they stay on disk, as every report reads them.
+pub fn hold_findings(report: &mut Report) {
+    for ir in &mut report.inputs {
+        let a = &mut ir.analysis;
+        if a.streamed.as_ref().is_none_or(|s| s.findings.is_none()) {
+            continue;
+        }
+        if let Ok(all) = a.all_findings() {
+            a.findings = all;
+            if let Some(s) = a.streamed.as_mut() {
+                s.findings = None;
+            }
+        }
+    }
+}
+
 /// What a lean run left of an input's calls besides `calls`.
 pub fn unkept(a: &Analysis) -> Option<&Unkept> {
     parts(a).map(|(_, u)| u)
@@ -1055,6 +1089,69 @@ mod tests {
                 String::from_utf8_lossy(&records)
             );
             assert!(lean.inputs.iter().all(|i| i.analysis.calls.is_empty()));
+        }
+    }
+
+    /// A baseline written or applied in a lean run (with or without a call filter)
+    /// reads the tools of the calls let go: the document, what it accepts, the
+    /// entries left over and the reports are those of a run that kept every call.
+    #[test]
+    fn baselines_in_a_lean_run_are_those_of_every_call() {
+        use crate::report::baseline::Baseline;
+        use crate::report::filter::apply;
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let inputs = [
+            Input::Path(root.join("samples")),
+            Input::Path(root.join("lab/captures/no_response_replay_py")),
+        ];
+        let redactor = Redactor::default();
+        let filters = [
+            Filter::default(),
+            Filter {
+                tools: vec!["delete_file".into(), "read_note".into()],
+                ..Filter::default()
+            },
+        ];
+        for f in &filters {
+            let mut whole = run(&inputs, &Config::default());
+            apply(&mut whole, f);
+            let doc = Baseline::document(&whole, &redactor);
+            let entries = doc["findings"].as_array().unwrap().len();
+            assert!(entries > 4, "{entries} findings");
+            let config = Config {
+                call_sinks: Some(attention_sinks(false, f)),
+                ..Config::default()
+            };
+            let mut lean = run(&inputs, &config);
+            take_attention(&mut lean);
+            apply(&mut lean, f);
+            hold_findings(&mut lean);
+            assert_eq!(Baseline::document(&lean, &redactor), doc, "{f:?}");
+            // Every other entry, and one that matches nothing.
+            let mut half = doc.clone();
+            let kept: Vec<serde_json::Value> = doc["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .step_by(2)
+                .cloned()
+                .collect();
+            half["findings"] = serde_json::Value::Array(kept);
+            half["findings"]
+                .as_array_mut()
+                .unwrap()
+                .push(serde_json::json!({"key": "UNSAFE_REPLAY gone.jsonl ids=1 tool=x"}));
+            let b = Baseline::parse("half.json", &half.to_string()).unwrap();
+            let (w, l) = (b.apply(&mut whole), b.apply(&mut lean));
+            assert_eq!(l, w, "{f:?}");
+            assert!(w.accepted > 1 && w.unmatched.len() == 1, "{w:?}");
+            let opts = HumanOptions::default();
+            for format in [OutputFormat::Table, OutputFormat::Markdown] {
+                let (mut a, mut c) = (Vec::new(), Vec::new());
+                write(&whole, format, &opts, &mut a).unwrap();
+                write(&lean, format, &opts, &mut c).unwrap();
+                assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(c).unwrap());
+            }
         }
     }
 }
