@@ -173,16 +173,17 @@ pub struct Unkept {
 }
 
 impl Kept {
-    /// Counts `call` and says whether it is to be kept (pushed to `calls`); a call
-    /// let go leaves its tool.
-    fn admit(&mut self, call: &Call) -> bool {
+    /// Counts `call` and says what becomes of it: `None` when it does not match the
+    /// filters, else whether it is to be kept (pushed to `calls`). A call let go
+    /// leaves its tool.
+    fn admit(&mut self, call: &Call) -> Option<bool> {
         if let Some(f) = &self.filter {
             for (hit, one) in self.filtered.scope_hits.iter_mut().zip(&f.scopes) {
                 *hit = *hit || Filter::scope_matches(one, &call.scope);
             }
             if !f.call_ok(call) {
                 self.tools.add(call);
-                return false;
+                return None;
             }
             self.filtered.tally.add(call);
             let (word, bit) = (call.seq / 64, call.seq % 64);
@@ -213,7 +214,7 @@ impl Kept {
         if !keep {
             self.tools.add(call);
         }
-        keep
+        Some(keep)
     }
 
     fn finish_kept(self) -> (Vec<Call>, Unkept) {
@@ -234,7 +235,7 @@ impl CallSink for Kept {
     }
 
     fn call_returning(&mut self, call: Call) -> Option<Call> {
-        if self.admit(&call) {
+        if self.admit(&call) == Some(true) {
             self.calls.push(call);
             return None;
         }
@@ -269,14 +270,14 @@ impl CallSink for Tee {
     }
 
     fn call_returning(&mut self, call: Call) -> Option<Call> {
-        let matched = self.kept.filter.as_ref().is_none_or(|f| f.call_ok(&call));
-        if self.kept.admit(&call) {
-            let mut shown = call.clone();
-            self.redactor.call(&mut shown, &mut self.memo);
-            self.kept.calls.push(shown);
-        }
-        if !matched {
-            return Some(call);
+        match self.kept.admit(&call) {
+            None => return Some(call),
+            Some(true) => {
+                let mut shown = call.clone();
+                self.redactor.call(&mut shown, &mut self.memo);
+                self.kept.calls.push(shown);
+            }
+            Some(false) => {}
         }
         self.spool.call_returning(call)
     }
@@ -467,17 +468,8 @@ pub fn tool_of(a: &Analysis, seq: usize) -> Option<&str> {
 /// among the input's calls: kept, or let go by a lean run after it matched the
 /// filters. `None` for a call the input does not hold (filtered out).
 pub fn call_tool(a: &Analysis, seq: usize) -> Option<Option<&str>> {
-    if let Ok(i) = a.calls.binary_search_by_key(&seq, |c| c.seq) {
-        return Some(a.calls[i].tool.as_deref());
-    }
-    if !was_listed(a, seq) {
-        return None;
-    }
-    let (held, unkept) = parts(a)?;
-    if let Ok(i) = held.binary_search_by_key(&seq, |c| c.seq) {
-        return Some(held[i].tool.as_deref());
-    }
-    Some(unkept.tools.get(seq))
+    let held = a.calls.binary_search_by_key(&seq, |c| c.seq).is_ok();
+    (held || was_listed(a, seq)).then(|| tool_of(a, seq))
 }
 
 /// Reads back into `findings` what a lean run moved to disk, for a pass that edits
