@@ -598,6 +598,52 @@ mod tests {
     use crate::model::Outcome;
     use crate::report::{write, HumanOptions, OutputFormat};
 
+    /// The samples and a lab capture in three formats: many inputs, findings of
+    /// every kind across calls, a repeat of a call that may have run.
+    fn samples_and_lab() -> [Input; 2] {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        [
+            Input::Path(root.join("samples")),
+            Input::Path(root.join("lab/captures/no_response_replay_py")),
+        ]
+    }
+
+    /// Writes `format` (`None`: the HTML page, with fixed run facts) of a run that
+    /// kept every call and of a lean one, asserts they are the same, and returns it.
+    fn same_output(whole: &Report, lean: &Report, format: Option<OutputFormat>) -> String {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        match format {
+            Some(format) => {
+                let opts = HumanOptions::default();
+                write(whole, format, &opts, &mut a).unwrap();
+                write(lean, format, &opts, &mut b).unwrap();
+            }
+            None => {
+                let meta = crate::report::html::Meta {
+                    version: "test".to_owned(),
+                    command_line: "mcpsift analyze".to_owned(),
+                    generated: "2026-12-07T00:00:00Z".to_owned(),
+                };
+                crate::report::html::write_with(whole, &meta, &mut a).unwrap();
+                crate::report::html::write_with(lean, &meta, &mut b).unwrap();
+            }
+        }
+        let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
+        if format.is_some() {
+            assert_eq!(a, b);
+        } else {
+            assert!(a == b, "the pages differ");
+        }
+        a
+    }
+
+    /// The table and markdown of both runs are the same.
+    fn same_reports(whole: &Report, lean: &Report) {
+        for format in [OutputFormat::Table, OutputFormat::Markdown] {
+            same_output(whole, lean, Some(format));
+        }
+    }
+
     /// A run whose reports are the table and markdown keeps only the calls they
     /// show and the tools of the others, and counts the rest as they are judged: the
     /// counts, the calls held, the findings and both reports are those of a run that
@@ -644,13 +690,7 @@ mod tests {
         }
         assert!(kept > 0 && kept < all, "{kept} of {all}");
         assert!(named > 0, "the tools of calls let go are looked up");
-        let opts = HumanOptions::default();
-        for format in [OutputFormat::Table, OutputFormat::Markdown] {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            write(&whole, format, &opts, &mut a).unwrap();
-            write(&lean, format, &opts, &mut b).unwrap();
-            assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
-        }
+        same_reports(&whole, &lean);
     }
 
     /// A server that is down fails every call: the reports list the first `SHOWN`
@@ -686,13 +726,8 @@ mod tests {
         assert_eq!(a.call_count(), CALLS as u64);
         let (listed, more) = attention(a);
         assert_eq!((listed.len(), more), (SHOWN, 500));
-        let opts = HumanOptions::default();
         for format in [OutputFormat::Table, OutputFormat::Markdown] {
-            let (mut x, mut y) = (Vec::new(), Vec::new());
-            write(&whole, format, &opts, &mut x).unwrap();
-            write(&lean, format, &opts, &mut y).unwrap();
-            let (x, y) = (String::from_utf8(x).unwrap(), String::from_utf8(y).unwrap());
-            assert_eq!(x, y);
+            let x = same_output(&whole, &lean, Some(format));
             let said = match format {
                 OutputFormat::Table => "  500 more calls that need attention",
                 _ => &format!("The first 100 of {CALLS} calls"),
@@ -707,7 +742,6 @@ mod tests {
     /// page as one that kept every call, down to a listed call that repeats one let go.
     #[test]
     fn the_html_page_of_a_lean_run_is_the_page_of_every_call() {
-        use crate::report::html::{write_with, Meta};
         use crate::report::redact::Redactor;
         const CALLS: usize = MAX_ROWS + 600;
         let dir = tempfile::tempdir().unwrap();
@@ -743,16 +777,7 @@ mod tests {
             .expect("the last call repeats one")
             .seq;
         assert!(l.calls.binary_search_by_key(&repeated, |c| c.seq).is_err());
-        let meta = Meta {
-            version: "test".to_owned(),
-            command_line: "mcpsift analyze long.jsonl --format html".to_owned(),
-            generated: "2026-12-07T00:00:00Z".to_owned(),
-        };
-        let (mut a, mut b) = (Vec::new(), Vec::new());
-        write_with(&whole, &meta, &mut a).unwrap();
-        write_with(&lean, &meta, &mut b).unwrap();
-        let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
-        assert!(a == b, "the pages differ");
+        let a = same_output(&whole, &lean, None);
         assert!(a.contains(&format!("This page lists {MAX_ROWS} of {}", CALLS + 1)));
         assert!(a.contains(&format!(
             "Timelines of the first {MAX_SCOPES} of 260 scopes"
@@ -772,12 +797,7 @@ mod tests {
     #[test]
     fn call_filters_applied_as_calls_are_judged_select_what_they_would_after() {
         use crate::report::filter::{apply, unmatched};
-        use crate::report::html::{write_with, Meta};
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let inputs = [
-            Input::Path(root.join("samples")),
-            Input::Path(root.join("lab/captures/no_response_replay_py")),
-        ];
+        let inputs = samples_and_lab();
         let filters = [
             Filter {
                 outcomes: vec![Outcome::HttpError, Outcome::StreamIncomplete],
@@ -797,11 +817,6 @@ mod tests {
                 ..Filter::default()
             },
         ];
-        let meta = Meta {
-            version: "test".to_owned(),
-            command_line: "mcpsift".to_owned(),
-            generated: "2026-12-07T00:00:00Z".to_owned(),
-        };
         let mut narrowed = 0;
         for f in &filters {
             let mut whole = run(&inputs, &Config::default());
@@ -825,17 +840,8 @@ mod tests {
                 }
                 assert_eq!(l.findings, w.findings, "{f:?}");
             }
-            let opts = HumanOptions::default();
-            for format in [OutputFormat::Table, OutputFormat::Markdown] {
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                write(&whole, format, &opts, &mut a).unwrap();
-                write(&lean, format, &opts, &mut b).unwrap();
-                assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
-            }
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            write_with(&whole, &meta, &mut a).unwrap();
-            write_with(&lean, &meta, &mut b).unwrap();
-            assert!(a == b, "the pages differ under {f:?}");
+            same_reports(&whole, &lean);
+            same_output(&whole, &lean, None);
         }
         assert_eq!(narrowed, filters.len(), "each filter drops some calls");
     }
@@ -875,14 +881,8 @@ mod tests {
     #[test]
     fn a_run_over_many_inputs_keeps_a_page_of_calls() {
         use crate::batch::{run_visiting, Progress};
-        use crate::report::html::{write_with, Meta};
         const INPUTS: usize = 30;
         const EACH: usize = 1_100;
-        let meta = Meta {
-            version: "test".to_owned(),
-            command_line: "mcpsift".to_owned(),
-            generated: "2026-12-07T00:00:00Z".to_owned(),
-        };
         for failing_in_20 in [1, 19] {
             let dir = tempfile::tempdir().unwrap();
             for k in 0..INPUTS {
@@ -928,17 +928,8 @@ mod tests {
                 INPUTS * EACH - 100
             };
             assert!(held < bound, "{held} calls held");
-            let opts = HumanOptions::default();
-            for format in [OutputFormat::Table, OutputFormat::Markdown] {
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                write(&whole, format, &opts, &mut a).unwrap();
-                write(&lean, format, &opts, &mut b).unwrap();
-                assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
-            }
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            write_with(&whole, &meta, &mut a).unwrap();
-            write_with(&lean, &meta, &mut b).unwrap();
-            assert!(a == b, "the pages differ ({failing_in_20} in 20 failing)");
+            same_reports(&whole, &lean);
+            same_output(&whole, &lean, None);
         }
     }
 
@@ -948,7 +939,6 @@ mod tests {
     #[test]
     fn a_teed_run_writes_the_records_the_report_and_the_page_of_every_call() {
         use crate::batch::{run_visiting, Progress};
-        use crate::report::html::{write_with, Meta};
         use crate::report::jsonl::{write_jsonl, Streamer};
         let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
         // A failed call whose error text holds a token: the report shows it redacted.
@@ -971,11 +961,6 @@ mod tests {
         let redactor = Redactor::default();
         let mut whole = run(&inputs, &Config::default());
         redactor.report(&mut whole);
-        let meta = Meta {
-            version: "test".to_owned(),
-            command_line: "mcpsift".to_owned(),
-            generated: "2026-12-07T00:00:00Z".to_owned(),
-        };
         // With the report alone only the calls that need attention are kept.
         for html in [false, true] {
             let config = Config {
@@ -999,19 +984,11 @@ mod tests {
             let held: usize = lean.inputs.iter().map(|i| i.analysis.calls.len()).sum();
             let all: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
             assert!(html || held < all, "{held} of {all} calls held");
-            let opts = HumanOptions::default();
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            write(&whole, OutputFormat::Markdown, &opts, &mut a).unwrap();
-            write(&lean, OutputFormat::Markdown, &opts, &mut b).unwrap();
-            let (a, b) = (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap());
-            assert_eq!(a, b);
+            let b = same_output(&whole, &lean, Some(OutputFormat::Markdown));
             assert!(b.contains("push refused for [REDACTED]"), "{b}");
             assert!(!b.contains(TOKEN) && !b.contains("a1b2c3d4e5f60718293a4b5c"));
             if html {
-                let (mut a, mut b) = (Vec::new(), Vec::new());
-                write_with(&whole, &meta, &mut a).unwrap();
-                write_with(&lean, &meta, &mut b).unwrap();
-                assert!(a == b, "the pages differ");
+                same_output(&whole, &lean, None);
             }
         }
     }
@@ -1024,11 +1001,7 @@ mod tests {
         use crate::batch::{run_visiting, Progress};
         use crate::report::filter::{apply, apply_input, unmatched};
         use crate::report::jsonl::{write_jsonl, Streamer};
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let inputs = [
-            Input::Path(root.join("samples")),
-            Input::Path(root.join("lab/captures/no_response_replay_py")),
-        ];
+        let inputs = samples_and_lab();
         let redactor = Redactor::default();
         let filters = [
             Filter {
@@ -1091,11 +1064,7 @@ mod tests {
     fn baselines_in_a_lean_run_are_those_of_every_call() {
         use crate::report::baseline::Baseline;
         use crate::report::filter::apply;
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let inputs = [
-            Input::Path(root.join("samples")),
-            Input::Path(root.join("lab/captures/no_response_replay_py")),
-        ];
+        let inputs = samples_and_lab();
         let redactor = Redactor::default();
         let filters = [
             Filter::default(),
@@ -1137,13 +1106,7 @@ mod tests {
             let (w, l) = (b.apply(&mut whole), b.apply(&mut lean));
             assert_eq!(l, w, "{f:?}");
             assert!(w.accepted > 1 && w.unmatched.len() == 1, "{w:?}");
-            let opts = HumanOptions::default();
-            for format in [OutputFormat::Table, OutputFormat::Markdown] {
-                let (mut a, mut c) = (Vec::new(), Vec::new());
-                write(&whole, format, &opts, &mut a).unwrap();
-                write(&lean, format, &opts, &mut c).unwrap();
-                assert_eq!(String::from_utf8(a).unwrap(), String::from_utf8(c).unwrap());
-            }
+            same_reports(&whole, &lean);
         }
     }
 }
