@@ -396,16 +396,16 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         scopes: args.scope.clone(),
     };
     // JSONL and JSON stream each input's calls to a spool as they are judged, so
-    // memory stays flat on any input; `--finding` and baselines need the calls at
-    // hand. With `--report` or `--html` (not `--all`) the calls those show are kept
-    // besides; with call filters, what the filters need.
+    // memory stays flat on any input; `--finding` needs the calls at hand. With
+    // `--report` or `--html` (not `--all`) the calls those show are kept besides;
+    // with call filters or a baseline, what those need (each input's findings are
+    // narrowed and accepted before its records are written).
     let reports = args.report.is_some() || args.html.is_some();
+    let baselining = baseline.is_some() || args.write_baseline.is_some();
     let stream = matches!(args.format, Format::Jsonl | Format::Json)
         && filter.findings.is_empty()
-        && baseline.is_none()
-        && args.write_baseline.is_none()
         && !(reports && args.all);
-    let teed = stream && (reports || !filter.is_empty());
+    let teed = stream && (reports || !filter.is_empty() || baselining);
     // The table and markdown show only the calls that need attention, the HTML page
     // at most `html::MAX_ROWS` calls: the others are counted as they are judged
     // (report/kept.rs), so memory stays flat there too. The call filters are applied
@@ -478,6 +478,25 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     } else {
         None
     };
+    // A streaming run narrows each input, and writes and applies the baseline, before
+    // the input's records are written.
+    let mut passes = if stream {
+        let write_baseline = match &args.write_baseline {
+            Some(path) => Some(Box::new(io::BufWriter::new(
+                std::fs::File::create(path)
+                    .with_context(|| format!("cannot create baseline {}", path.display()))?,
+            )) as Box<dyn Write + Send>),
+            None => None,
+        };
+        Some(report::InputPasses::new(
+            &filter,
+            redactor,
+            write_baseline,
+            baseline.as_ref(),
+        )?)
+    } else {
+        None
+    };
     // A closed stdout (`| head`) ends the run at once, quietly, as it would at the
     // end: nothing more can be shown, so nothing more is read.
     let quiet_on_broken_pipe = |r: io::Result<()>| {
@@ -487,13 +506,13 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
             }
         }
     };
-    let mut run_batch = |progress: &batch::Progress| match &mut streamer {
+    let mut run_batch = |progress: &batch::Progress| match (&mut streamer, &mut passes) {
         // The report and page are written at the end, from what each input kept
         // once its records were written.
-        Some(s) if teed => {
+        (Some(s), Some(passes)) if teed => {
             let mut share = report::kept::PageShare::default();
             batch::run_visiting(&inputs, &config, progress, &mut |ir| {
-                report::filter::apply_input(&mut ir.analysis, &filter);
+                passes.input(ir);
                 quiet_on_broken_pipe(s.input(ir));
                 report::kept::written(ir);
                 if html {
@@ -501,16 +520,16 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
                 }
             })
         }
-        Some(s) => batch::run_emitting(&inputs, &config, progress, &mut |ir| {
+        (Some(s), _) => batch::run_emitting(&inputs, &config, progress, &mut |ir| {
             quiet_on_broken_pipe(s.input(ir))
         }),
         // The HTML page lists a share of the run's calls: each input, as it comes in
         // order, keeps only what is left of it.
-        None if lean && html => {
+        (None, _) if lean && html => {
             let mut share = report::kept::PageShare::default();
             batch::run_visiting(&inputs, &config, progress, &mut |ir| share.trim(ir))
         }
-        None => batch::run_with_progress(&inputs, &config, progress),
+        (None, _) => batch::run_with_progress(&inputs, &config, progress),
     };
     let mut report = if !args.quiet && stderr.is_terminal() {
         with_progress_bar(run_batch)
@@ -524,18 +543,31 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     // Shared passes, in order: filters, baseline, redaction (report/mod.rs).
     let unmatched = report::filter::unmatched(&report, &filter);
     report::filter::apply(&mut report, &filter);
-    if lean && (baseline.is_some() || args.write_baseline.is_some()) {
+    if lean && baselining && !stream {
         // A baseline edits the findings: those a lean run moved to disk come back.
         report::kept::hold_findings(&mut report);
     }
-    if let Some(path) = &args.write_baseline {
-        let doc = Baseline::document(&report, &redactor);
-        write_file(path, "baseline", |w| {
-            serde_json::to_writer_pretty(&mut *w, &doc)?;
-            w.write_all(b"\n")
-        })?;
-    }
-    let applied = baseline.as_ref().map(|b| b.apply(&mut report));
+    let applied = match passes {
+        Some(p) => {
+            let (written, applied) = p.finish();
+            if let Some(path) = &args.write_baseline {
+                written.with_context(|| format!("cannot write baseline {}", path.display()))?;
+            }
+            applied
+        }
+        None => {
+            if let Some(path) = &args.write_baseline {
+                write_file(path, "baseline", |w| {
+                    let mut doc = report::baseline::Writer::new(w)?;
+                    for ir in &report.inputs {
+                        doc.input(ir, &redactor)?;
+                    }
+                    doc.finish().map(drop)
+                })?;
+            }
+            baseline.as_ref().map(|b| b.apply(&mut report))
+        }
+    };
     if let Some(a) = &applied {
         report.baseline_accepted = a.accepted;
     }

@@ -600,6 +600,19 @@ fn a_baseline_accepts_known_findings_only() {
         "{key}"
     );
     assert!(!key.contains("line"), "keys carry no line numbers: {key}");
+    // Written input by input as the records stream, it is the baseline of a run that
+    // kept every call (`--all` with markdown keeps them).
+    let whole = dir.path().join("whole.json");
+    let out = analyze(&[
+        samples,
+        "--format",
+        "markdown",
+        "--all",
+        "--write-baseline",
+        whole.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(std::fs::read(&whole).unwrap() == std::fs::read(&base).unwrap());
 
     // Everything known: no finding reported, the gate stays open.
     let out = analyze(&[

@@ -7,10 +7,11 @@
 //! capture is re-recorded or mcpsift rewords a detail. Keys are counted, so two
 //! identical findings need two baseline entries.
 
-use crate::batch::Report;
+use crate::batch::{InputReport, Report};
 use crate::correlate::{Analysis, Finding};
 use serde_json::{json, Value};
 use std::collections::{BTreeSet, HashMap};
+use std::io::{self, Write};
 
 /// Marks a file as an mcpsift baseline, with its version.
 const SCHEMA_FIELD: &str = "mcpsift_baseline";
@@ -104,21 +105,11 @@ fn same_but_path(entry: &str, ours: &str, path: &str) -> bool {
 impl Baseline {
     /// Every finding of `report`, as a baseline document.
     pub fn document(report: &Report, redactor: &super::redact::Redactor) -> Value {
-        let mut entries = Vec::new();
-        for ir in &report.inputs {
-            let a = &ir.analysis;
-            for f in &a.findings {
-                entries.push(json!({
-                    "key": key(&ir.stable_path, f, a),
-                    "kind": f.kind,
-                    "severity": f.severity,
-                    "input": normalise_path(&ir.stable_path),
-                    "ids": f.ids.iter().map(|i| i.to_value()).collect::<Vec<_>>(),
-                    "tool": tools_of(f, a),
-                    "detail": redactor.text(&f.detail),
-                }));
-            }
-        }
+        let entries: Vec<Value> = report
+            .inputs
+            .iter()
+            .flat_map(|ir| entries(ir, redactor))
+            .collect();
         json!({ SCHEMA_FIELD: 1, "findings": entries })
     }
 
@@ -160,48 +151,153 @@ impl Baseline {
     /// Removes the findings this baseline accepts. Keys written before they were
     /// made stable (the path as given) still match.
     pub fn apply(&self, report: &mut Report) -> Applied {
-        let mut left = self.counts.clone();
-        let mut accepted = 0;
+        let mut applying = self.applying();
         for ir in &mut report.inputs {
-            let a = &mut ir.analysis;
-            let mut findings = std::mem::take(&mut a.findings);
-            let (stable, given) = (&ir.stable_path, &ir.path);
-            findings.retain(|f| {
-                let exact = [key(stable, f, a), key(given, f, a)];
-                // Else the same finding in the same file reached another way: a file
-                // named directly (keyed by its name) against its directory's walk.
-                let near = || {
-                    left.iter()
-                        .filter(|(k, n)| **n > 0 && same_but_path(k, &exact[0], stable))
-                        .map(|(k, _)| k.clone())
-                        .min()
-                };
-                let hit = exact
-                    .iter()
-                    .find(|k| left.get(*k).is_some_and(|n| *n > 0))
-                    .cloned()
-                    .or_else(near);
-                match hit.and_then(|k| left.get_mut(&k)) {
-                    Some(n) => {
-                        *n -= 1;
-                        accepted += 1;
-                        false
-                    }
-                    None => true,
-                }
-            });
-            a.findings = findings;
+            applying.input(ir);
         }
-        let mut unmatched: Vec<String> = left
+        applying.finish()
+    }
+
+    /// `apply`, one input at a time: for a run that writes each input's records
+    /// before the next input is read. Inputs are given in input order, since an
+    /// entry accepts the first findings that match it.
+    pub fn applying(&self) -> Applying {
+        Applying {
+            left: self.counts.clone(),
+            accepted: 0,
+        }
+    }
+}
+
+/// The entries of a baseline not yet used up while it is applied input by input.
+#[derive(Debug)]
+pub struct Applying {
+    left: HashMap<String, usize>,
+    accepted: usize,
+}
+
+impl Applying {
+    /// Removes the findings of the next input that the entries left accept.
+    pub fn input(&mut self, ir: &mut InputReport) {
+        let left = &mut self.left;
+        let a = &mut ir.analysis;
+        let mut findings = std::mem::take(&mut a.findings);
+        let (stable, given) = (&ir.stable_path, &ir.path);
+        findings.retain(|f| {
+            let exact = [key(stable, f, a), key(given, f, a)];
+            // Else the same finding in the same file reached another way: a file
+            // named directly (keyed by its name) against its directory's walk.
+            let near = || {
+                left.iter()
+                    .filter(|(k, n)| **n > 0 && same_but_path(k, &exact[0], stable))
+                    .map(|(k, _)| k.clone())
+                    .min()
+            };
+            let hit = exact
+                .iter()
+                .find(|k| left.get(*k).is_some_and(|n| *n > 0))
+                .cloned()
+                .or_else(near);
+            match hit.and_then(|k| left.get_mut(&k)) {
+                Some(n) => {
+                    *n -= 1;
+                    self.accepted += 1;
+                    false
+                }
+                None => true,
+            }
+        });
+        a.findings = findings;
+    }
+
+    /// What the baseline did over every input given.
+    pub fn finish(self) -> Applied {
+        let mut unmatched: Vec<String> = self
+            .left
             .into_iter()
             .filter(|(_, n)| *n > 0)
             .flat_map(|(k, n)| std::iter::repeat_n(k, n))
             .collect();
         unmatched.sort();
         Applied {
-            accepted,
+            accepted: self.accepted,
             unmatched,
         }
+    }
+}
+
+/// The baseline entries of one input's findings.
+fn entries<'a>(
+    ir: &'a InputReport,
+    redactor: &'a super::redact::Redactor,
+) -> impl Iterator<Item = Value> + 'a {
+    let a = &ir.analysis;
+    a.findings.iter().map(move |f| {
+        json!({
+            "key": key(&ir.stable_path, f, a),
+            "kind": f.kind,
+            "severity": f.severity,
+            "input": normalise_path(&ir.stable_path),
+            "ids": f.ids.iter().map(|i| i.to_value()).collect::<Vec<_>>(),
+            "tool": tools_of(f, a),
+            "detail": redactor.text(&f.detail),
+        })
+    })
+}
+
+/// Writes a baseline document input by input, the bytes `document` pretty-printed
+/// would give: for a run that lets each input's findings go once its records are
+/// written. Strings in JSON never hold a raw newline, so each entry is indented by
+/// indenting its lines.
+pub struct Writer<W: Write> {
+    w: W,
+    entries: usize,
+    /// What follows the last entry (the document's tail).
+    tail: String,
+}
+
+impl<W: Write> Writer<W> {
+    /// Starts the document.
+    pub fn new(mut w: W) -> io::Result<Self> {
+        let empty = serde_json::to_string_pretty(&json!({ SCHEMA_FIELD: 1, "findings": [] }))?;
+        let at = empty
+            .find("[]")
+            .ok_or_else(|| io::Error::other("no findings array"))?;
+        w.write_all(&empty.as_bytes()[..=at])?;
+        Ok(Writer {
+            w,
+            entries: 0,
+            tail: empty[at + 1..].to_owned(),
+        })
+    }
+
+    /// Adds the findings of the next input (after filters, before a baseline).
+    pub fn input(
+        &mut self,
+        ir: &InputReport,
+        redactor: &super::redact::Redactor,
+    ) -> io::Result<()> {
+        for e in entries(ir, redactor) {
+            let text = serde_json::to_string_pretty(&e)?;
+            self.w.write_all(if self.entries == 0 {
+                b"\n    "
+            } else {
+                b",\n    "
+            })?;
+            self.w.write_all(text.replace('\n', "\n    ").as_bytes())?;
+            self.entries += 1;
+        }
+        Ok(())
+    }
+
+    /// Ends the document (and its line), and hands back the writer.
+    pub fn finish(mut self) -> io::Result<W> {
+        if self.entries > 0 {
+            self.w.write_all(b"\n  ")?;
+        }
+        self.w.write_all(self.tail.as_bytes())?;
+        self.w.write_all(b"\n")?;
+        Ok(self.w)
     }
 }
 

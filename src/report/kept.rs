@@ -476,15 +476,20 @@ pub fn call_tool(a: &Analysis, seq: usize) -> Option<Option<&str>> {
 /// them (a baseline); where that fails they stay on disk, as every report reads them.
 pub fn hold_findings(report: &mut Report) {
     for ir in &mut report.inputs {
-        let a = &mut ir.analysis;
-        if a.streamed.as_ref().is_none_or(|s| s.findings.is_none()) {
-            continue;
-        }
-        if let Ok(all) = a.all_findings() {
-            a.findings = all;
-            if let Some(s) = a.streamed.as_mut() {
-                s.findings = None;
-            }
+        hold_input_findings(&mut ir.analysis);
+    }
+}
+
+/// `hold_findings` for one input, for a run that edits each input's findings before
+/// its records are written.
+pub fn hold_input_findings(a: &mut Analysis) {
+    if a.streamed.as_ref().is_none_or(|s| s.findings.is_none()) {
+        return;
+    }
+    if let Ok(all) = a.all_findings() {
+        a.findings = all;
+        if let Some(s) = a.streamed.as_mut() {
+            s.findings = None;
         }
     }
 }
@@ -1054,6 +1059,83 @@ mod tests {
                 String::from_utf8_lossy(&records)
             );
             assert!(lean.inputs.iter().all(|i| i.analysis.calls.is_empty()));
+        }
+    }
+
+    /// A streaming JSONL run writes and applies a baseline input by input
+    /// (`InputPasses`), with or without a call filter: the baseline written, what the
+    /// baseline applied accepts, the entries it leaves and the records are those of
+    /// a run that kept every call and applied both to the whole report.
+    #[test]
+    fn a_streaming_run_writes_and_applies_a_baseline_as_a_whole_run_does() {
+        use crate::batch::{run_visiting, Progress};
+        use crate::report::baseline::{Baseline, Writer};
+        use crate::report::filter::apply;
+        use crate::report::jsonl::{write_jsonl, Streamer};
+        use crate::report::InputPasses;
+        let inputs = samples_and_lab();
+        let redactor = Redactor::default();
+        let filters = [
+            Filter::default(),
+            Filter {
+                tools: vec!["delete_file".into(), "read_note".into()],
+                ..Filter::default()
+            },
+        ];
+        for f in &filters {
+            let mut whole = run(&inputs, &Config::default());
+            apply(&mut whole, f);
+            let mut want_doc = Vec::new();
+            let mut w = Writer::new(&mut want_doc).unwrap();
+            for ir in &whole.inputs {
+                w.input(ir, &redactor).unwrap();
+            }
+            w.finish().unwrap();
+            let doc = Baseline::document(&whole, &redactor);
+            assert_eq!(
+                String::from_utf8(want_doc.clone()).unwrap(),
+                serde_json::to_string_pretty(&doc).unwrap() + "\n"
+            );
+            // Every other entry, twice one of them, and one that matches nothing.
+            let entries = doc["findings"].as_array().unwrap();
+            let mut half: Vec<serde_json::Value> = entries.iter().step_by(2).cloned().collect();
+            half.push(entries[0].clone());
+            half.push(serde_json::json!({"key": "UNSAFE_REPLAY gone.jsonl ids=1 tool=x"}));
+            let half = serde_json::json!({"mcpsift_baseline": 1, "findings": half});
+            let b = Baseline::parse("half.json", &half.to_string()).unwrap();
+            let want_applied = b.apply(&mut whole);
+            assert!(want_applied.accepted > 1 && want_applied.unmatched.len() == 2);
+            whole.baseline_accepted = want_applied.accepted;
+            redactor.report(&mut whole);
+            let mut want = Vec::new();
+            write_jsonl(&whole, &mut want).unwrap();
+
+            let config = Config {
+                call_sinks: Some(teed_sinks(None, f, redactor)),
+                ..Config::default()
+            };
+            let (mut records, mut written_doc) = (Vec::new(), Vec::new());
+            let mut streamer = Streamer::new(&mut records, redactor);
+            let sink: Box<dyn std::io::Write + Send + '_> = Box::new(&mut written_doc);
+            let mut passes = InputPasses::new(f, redactor, Some(sink), Some(&b)).unwrap();
+            let mut lean = run_visiting(&inputs, &config, &Progress::default(), &mut |ir| {
+                passes.input(ir);
+                streamer.input(ir).unwrap();
+                written(ir);
+            });
+            let (wrote, applied) = passes.finish();
+            wrote.unwrap();
+            assert_eq!(applied.as_ref(), Some(&want_applied), "{f:?}");
+            lean.baseline_accepted = want_applied.accepted;
+            apply(&mut lean, f);
+            redactor.run_fields(&mut lean);
+            streamer.finish(&lean).unwrap();
+            assert!(written_doc == want_doc, "{f:?}: the baselines differ");
+            assert!(
+                records == want,
+                "{f:?}: {}",
+                String::from_utf8_lossy(&records)
+            );
         }
     }
 

@@ -79,6 +79,70 @@ pub fn write(
     }
 }
 
+/// The shared passes over one input at a time, for a run that writes each input's
+/// records before the next one is read (a streaming JSONL or JSON run), in the order
+/// a run that keeps every input applies them to the whole report: the call filters,
+/// the baseline written (`--write-baseline`), the baseline applied (`--baseline`).
+/// Inputs are given in input order: a baseline entry accepts the first finding that
+/// matches it. Redaction is the writer's (`jsonl::Streamer::input`).
+pub struct InputPasses<'a> {
+    filter: &'a Filter,
+    redactor: Redactor,
+    writing: Option<baseline::Writer<Box<dyn Write + Send + 'a>>>,
+    /// The first error writing the baseline; nothing more is written after it.
+    error: Option<io::Error>,
+    applying: Option<baseline::Applying>,
+}
+
+impl<'a> InputPasses<'a> {
+    /// `write_baseline`: where the baseline of the run's findings goes (its start is
+    /// written here); `apply`: the baseline to accept findings by.
+    pub fn new(
+        filter: &'a Filter,
+        redactor: Redactor,
+        write_baseline: Option<Box<dyn Write + Send + 'a>>,
+        apply: Option<&Baseline>,
+    ) -> io::Result<Self> {
+        Ok(InputPasses {
+            filter,
+            redactor,
+            writing: write_baseline.map(baseline::Writer::new).transpose()?,
+            error: None,
+            applying: apply.map(Baseline::applying),
+        })
+    }
+
+    /// Narrows the next input, adds its findings to the baseline written, and takes
+    /// away those the baseline applied accepts.
+    pub fn input(&mut self, ir: &mut crate::batch::InputReport) {
+        filter::apply_input(&mut ir.analysis, self.filter);
+        if self.writing.is_none() && self.applying.is_none() {
+            return;
+        }
+        // A baseline edits the findings: those the run moved to disk come back.
+        kept::hold_input_findings(&mut ir.analysis);
+        if let (Some(w), None) = (&mut self.writing, &self.error) {
+            if let Err(e) = w.input(ir, &self.redactor) {
+                self.error = Some(e);
+            }
+        }
+        if let Some(b) = &mut self.applying {
+            b.input(ir);
+        }
+    }
+
+    /// Ends the baseline written (an error if any write failed) and says what the
+    /// baseline applied did.
+    pub fn finish(self) -> (io::Result<()>, Option<Applied>) {
+        let written = match (self.writing, self.error) {
+            (_, Some(e)) => Err(e),
+            (Some(w), None) => w.finish().and_then(|mut w| w.flush()),
+            (None, None) => Ok(()),
+        };
+        (written, self.applying.map(baseline::Applying::finish))
+    }
+}
+
 /// Location of a call or finding in words: `file:line 12`.
 pub(crate) fn place(input: &str, loc: &crate::model::Locator) -> String {
     match loc {
