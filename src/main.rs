@@ -402,9 +402,13 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     // narrowed and accepted before its records are written).
     let reports = args.report.is_some() || args.html.is_some();
     let baselining = baseline.is_some() || args.write_baseline.is_some();
+    // `--all` makes the table and markdown list every call; the page lists what it
+    // lists either way.
+    let every_call = args.all
+        && (matches!(args.format, Format::Table | Format::Markdown) || args.report.is_some());
     let stream = matches!(args.format, Format::Jsonl | Format::Json)
         && filter.findings.is_empty()
-        && !(reports && args.all);
+        && !every_call;
     let teed = stream && (reports || !filter.is_empty() || baselining);
     // The table and markdown show only the calls that need attention, the HTML page
     // at most `html::MAX_ROWS` calls: the others are counted as they are judged
@@ -414,7 +418,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     let html = matches!(args.format, Format::Html) || args.html.is_some();
     let lean = teed
         || matches!(args.format, Format::Table | Format::Markdown | Format::Html)
-            && !args.all
+            && !every_call
             && filter.findings.is_empty();
     let call_sinks = if teed {
         Some(report::kept::teed_sinks(

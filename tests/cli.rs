@@ -447,6 +447,51 @@ fn a_json_document_is_streamed_as_it_would_be_written_whole() {
 }
 
 #[test]
+fn all_leaves_the_page_and_the_records_as_they_are() {
+    // `--all` lists every call in the table and markdown only: the page and the
+    // records are the same with it (so a run writing only those keeps no more).
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("p.html");
+    let samples = repo("samples");
+    let samples = samples.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = bin()
+            .arg("analyze")
+            .arg(samples)
+            .args(args)
+            .env("SOURCE_DATE_EPOCH", "1800000000")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        out
+    };
+    // The page names the command that made it: the rest must be the same.
+    let without_command = |html: &[u8]| {
+        let html = String::from_utf8(html.to_vec()).unwrap();
+        let at = html.find("id=\"command-line\">").unwrap();
+        let end = at + html[at..].find("</code>").unwrap();
+        format!("{}{}", &html[..at], &html[end..])
+    };
+    let plain = run(&["--format", "html"]);
+    let all = run(&["--format", "html", "--all"]);
+    assert_eq!(without_command(&plain.stdout), without_command(&all.stdout));
+    assert!(without_command(&plain.stdout).contains("delete_file"));
+    let records = run(&["--format", "jsonl"]);
+    let teed = run(&[
+        "--format",
+        "jsonl",
+        "--all",
+        "--html",
+        page.to_str().unwrap(),
+    ]);
+    assert!(records.stdout == teed.stdout);
+    assert_eq!(
+        without_command(&plain.stdout),
+        without_command(&std::fs::read(&page).unwrap())
+    );
+}
+
+#[test]
 fn table_and_markdown_render_the_samples() {
     let out = analyze(&[repo("samples").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
