@@ -396,7 +396,9 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         scopes: args.scope.clone(),
     };
     // JSONL and JSON stream each input's calls to a spool as they are judged, so
-    // memory stays flat on any input; `--finding` needs the calls at hand. With
+    // memory stays flat on any input (with `--finding`, the spool notes each
+    // record's `seq`, and those no finding kept names are left out when it is
+    // written); `--finding` with a report needs the calls at hand. With
     // `--report` or `--html` (not `--all`) the calls those show are kept besides;
     // with call filters or a baseline, what those need (each input's findings are
     // narrowed and accepted before its records are written).
@@ -407,7 +409,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     let every_call = args.all
         && (matches!(args.format, Format::Table | Format::Markdown) || args.report.is_some());
     let stream = matches!(args.format, Format::Jsonl | Format::Json)
-        && filter.findings.is_empty()
+        && (filter.findings.is_empty() || !reports)
         && !every_call;
     let teed = stream && (reports || !filter.is_empty() || baselining);
     // The table and markdown show only the calls that need attention, the HTML page

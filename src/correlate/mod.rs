@@ -404,14 +404,37 @@ pub struct Tally {
 
 impl Tally {
     pub fn add(&mut self, c: &Call) {
+        self.add_fact(Tally::fact(c));
+    }
+
+    /// What `add` counts of `c`, in a byte: its outcome's place in `Outcome::ALL`, and
+    /// `REINVOCATION` for a re-invocation. For a caller that learns only later
+    /// whether a call is to be counted.
+    pub fn fact(c: &Call) -> u8 {
+        let outcome = Outcome::ALL
+            .iter()
+            .position(|o| *o == c.verdict.outcome)
+            .map_or(0x7f, |i| i as u8);
+        let reinvocation = c.retry_origin == RetryOrigin::Reinvocation;
+        outcome | if reinvocation { Tally::REINVOCATION } else { 0 }
+    }
+
+    /// The bit of a `fact` that marks a re-invocation.
+    pub const REINVOCATION: u8 = 0x80;
+
+    /// Counts a call from its `fact`, as `add` counts the call.
+    pub fn add_fact(&mut self, fact: u8) {
         self.calls += 1;
         if self.outcomes.is_empty() {
             self.outcomes = vec![0; Outcome::ALL.len()];
         }
-        if let Some(i) = Outcome::ALL.iter().position(|o| *o == c.verdict.outcome) {
-            self.outcomes[i] += 1;
+        if let Some(n) = self
+            .outcomes
+            .get_mut(usize::from(fact & !Tally::REINVOCATION))
+        {
+            *n += 1;
         }
-        if c.retry_origin == RetryOrigin::Reinvocation {
+        if fact & Tally::REINVOCATION != 0 {
             self.reinvocations += 1;
         }
     }

@@ -208,12 +208,23 @@ pub fn apply_input(a: &mut Analysis, filter: &Filter) {
         let Ok(all) = a.all_findings() else {
             return;
         };
+        let by_outcome = !filter.outcomes.is_empty() && filter.findings.is_empty();
         let findings: Vec<Finding> = all
             .into_iter()
             .filter(|f| filter.finding_ok_lean(f, a))
-            .filter(|f| filter.outcomes.is_empty() || f.calls.iter().any(|s| matched.matched(*s)))
+            .filter(|f| !by_outcome || f.calls.iter().any(|s| matched.matched(*s)))
             .collect();
-        let tally = matched.tally.clone();
+        if matched.narrows() {
+            // `--finding`: of the calls that match, those the findings name stay.
+            let named: HashSet<usize> = findings.iter().flat_map(|f| f.calls.clone()).collect();
+            if let Some(m) = kept::unkept_mut(a).and_then(|u| u.filtered.as_mut()) {
+                m.narrow(&named);
+            }
+        }
+        let tally = kept::unkept(a)
+            .and_then(|u| u.filtered.as_ref())
+            .map(|m| m.tally.clone())
+            .unwrap_or_default();
         if let Some(s) = a.streamed.as_mut() {
             s.findings = None;
             s.tally = tally;

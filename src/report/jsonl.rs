@@ -674,7 +674,9 @@ fn write_input(ir: &InputReport, w: &mut dyn Write) -> io::Result<()> {
     serde_json::to_writer(&mut *w, &input_record(ir))?;
     w.write_all(b"\n")?;
     if let Some(spool) = spool_of(ir) {
-        spool.copy_to(w)?;
+        // With `--finding`, only the calls still matched once the input's findings
+        // are known.
+        spool.copy_to(w, &|seq| super::kept::was_listed(&ir.analysis, seq))?;
     }
     let mut line = Vec::new();
     let input = quoted(&ir.path);
@@ -879,6 +881,9 @@ pub struct Spool {
     dropped: u64,
     /// `SPOOL_MEMORY_AT_MOST`, but for tests.
     memory_at_most: usize,
+    /// The `seq` of each record, in order, when the records printed are chosen at
+    /// the input's end (`note_seqs`).
+    seqs: Option<Vec<u32>>,
 }
 
 /// Bytes of call records a spool keeps in memory before it moves to a file.
@@ -903,7 +908,14 @@ impl Spool {
             no_file: None,
             dropped: 0,
             memory_at_most: SPOOL_MEMORY_AT_MOST,
+            seqs: None,
         }
+    }
+
+    /// Notes the `seq` of each record from now on (four bytes a call), so that
+    /// `copy_to` can leave out those of calls let go at the input's end.
+    pub fn note_seqs(&mut self) {
+        self.seqs.get_or_insert_with(Vec::new);
     }
 
     /// A spool that has found no temporary file, keeping `memory_at_most` bytes.
@@ -967,8 +979,21 @@ impl Spool {
         ))
     }
 
-    /// Writes every record spooled, in order.
-    pub fn copy_to(&self, w: &mut dyn Write) -> io::Result<()> {
+    /// Writes the records spooled, in order: every one, or (when it noted their
+    /// `seq`s) those of the calls `keep` says.
+    pub fn copy_to(&self, w: &mut dyn Write, keep: &dyn Fn(usize) -> bool) -> io::Result<()> {
+        match &self.seqs {
+            None => self.copy_all(w),
+            Some(seqs) => self.copy_all(&mut Chosen {
+                w,
+                seqs,
+                keep,
+                line: 0,
+            }),
+        }
+    }
+
+    fn copy_all(&self, w: &mut dyn Write) -> io::Result<()> {
         if let Some(f) = &self.file {
             use std::io::{Read, Seek, SeekFrom};
             let mut f = f;
@@ -995,6 +1020,42 @@ impl Spool {
     }
 }
 
+/// A writer that passes on the lines (records) of the calls `keep` says, the `seq`
+/// of line `n` being `seqs[n]`.
+struct Chosen<'a> {
+    w: &'a mut dyn Write,
+    seqs: &'a [u32],
+    keep: &'a dyn Fn(usize) -> bool,
+    line: usize,
+}
+
+impl Write for Chosen<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.write_all(buf)?;
+        Ok(buf.len())
+    }
+
+    fn write_all(&mut self, mut buf: &[u8]) -> io::Result<()> {
+        while !buf.is_empty() {
+            let (end, ends) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (i + 1, true),
+                None => (buf.len(), false),
+            };
+            let seq = self.seqs.get(self.line).map_or(usize::MAX, |&s| s as usize);
+            if (self.keep)(seq) {
+                self.w.write_all(&buf[..end])?;
+            }
+            self.line += usize::from(ends);
+            buf = &buf[end..];
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush()
+    }
+}
+
 impl crate::correlate::CallSink for Spool {
     fn call(&mut self, call: Call) {
         drop(self.call_returning(call));
@@ -1015,6 +1076,9 @@ impl crate::correlate::CallSink for Spool {
         // Writing to a Vec cannot fail; a record that cannot serialize is a bug.
         let _ = write_call(&mut self.memory, &self.quoted_input, &call);
         self.memory.push(b'\n');
+        if let Some(seqs) = &mut self.seqs {
+            seqs.push(u32::try_from(call.seq).unwrap_or(u32::MAX));
+        }
         if self.memory.len() >= SPOOL_MEMORY {
             self.spill();
         }
@@ -1085,8 +1149,8 @@ mod tests {
             assert_eq!((&back.id, back.seq), (&c.id, c.seq));
         }
         let (mut x, mut y) = (Vec::new(), Vec::new());
-        kept.copy_to(&mut x).unwrap();
-        handed.copy_to(&mut y).unwrap();
+        kept.copy_to(&mut x, &|_| true).unwrap();
+        handed.copy_to(&mut y, &|_| true).unwrap();
         assert!(!x.is_empty());
         assert_eq!(x, y);
     }
@@ -1114,9 +1178,9 @@ mod tests {
             tight.call(c.clone());
         }
         let (mut x, mut y, mut z) = (Vec::new(), Vec::new(), Vec::new());
-        filed.copy_to(&mut x).unwrap();
-        roomy.copy_to(&mut y).unwrap();
-        tight.copy_to(&mut z).unwrap();
+        filed.copy_to(&mut x, &|_| true).unwrap();
+        roomy.copy_to(&mut y, &|_| true).unwrap();
+        tight.copy_to(&mut z, &|_| true).unwrap();
         assert!(x.len() > SPOOL_MEMORY, "{}", x.len());
         assert_eq!(x, y);
         assert!(roomy.kept_in_memory().is_some() && roomy.problem().is_none());
@@ -1205,6 +1269,45 @@ mod tests {
     }
 
     /// A streamed `--format json` run frames the JSONL records into the document
+    /// The records chosen by `seq` (with `--finding`) are whole lines, however the
+    /// writes that carry them are cut (a spool read back from its file comes in 1 MiB
+    /// pieces that cut records anywhere).
+    #[test]
+    fn records_chosen_by_seq_are_whole_lines_however_they_are_cut() {
+        let lines: Vec<String> = (0..50)
+            .map(|i| {
+                format!(
+                    "{{\"seq\":{},\"pad\":\"{}\"}}\n",
+                    i * 3,
+                    "x".repeat(i * 7 % 23)
+                )
+            })
+            .collect();
+        let seqs: Vec<u32> = (0..50).map(|i| i * 3).collect();
+        let keep = |seq: usize| seq % 2 == 0 || seq == 147;
+        let want: String = lines
+            .iter()
+            .zip(&seqs)
+            .filter(|(_, &s)| keep(s as usize))
+            .map(|(l, _)| l.as_str())
+            .collect();
+        assert!(want.len() > 100 && want.len() < lines.concat().len());
+        let all = lines.concat().into_bytes();
+        for cut in [1, 7, 30, 4096] {
+            let mut out = Vec::new();
+            let mut chosen = Chosen {
+                w: &mut out,
+                seqs: &seqs,
+                keep: &keep,
+                line: 0,
+            };
+            for piece in all.chunks(cut) {
+                chosen.write_all(piece).unwrap();
+            }
+            assert_eq!(String::from_utf8(out).unwrap(), want, "cut at {cut}");
+        }
+    }
+
     /// `write_json` writes, byte for byte, however its writes are cut (a spool copies
     /// back in large pieces, a record is written in one; here also a byte at a time).
     #[test]

@@ -137,6 +137,10 @@ pub struct Filtered {
     matched: Vec<u64>,
     /// Per `--scope` value: whether any call of the input is in that scope.
     pub scope_hits: Vec<bool>,
+    /// With `--finding` (and no `--outcome`), what `Tally` counts of each call that
+    /// matched, by `seq`: the calls that stay are those the input's findings name,
+    /// known at its end (`narrow`).
+    facts: Option<Vec<u8>>,
 }
 
 impl Filtered {
@@ -145,6 +149,34 @@ impl Filtered {
         self.matched
             .get(seq / 64)
             .is_some_and(|w| w & (1 << (seq % 64)) != 0)
+    }
+
+    /// Whether the calls that match are narrowed at the input's end to those its
+    /// findings name (`--finding` without `--outcome`).
+    pub fn narrows(&self) -> bool {
+        self.facts.is_some()
+    }
+
+    /// Keeps matched only the calls `named` (by the findings `--finding` kept), and
+    /// counts those again; a second time changes nothing.
+    pub fn narrow(&mut self, named: &std::collections::HashSet<usize>) {
+        let Some(facts) = &self.facts else {
+            return;
+        };
+        let mut tally = Tally::default();
+        for (i, word) in self.matched.iter_mut().enumerate() {
+            let mut bits = *word;
+            while bits != 0 {
+                let bit = bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                let seq = i * 64 + bit;
+                match facts.get(seq) {
+                    Some(&fact) if named.contains(&seq) => tally.add_fact(fact),
+                    _ => *word &= !(1 << bit),
+                }
+            }
+        }
+        self.tally = tally;
     }
 }
 
@@ -186,6 +218,12 @@ impl Kept {
                 return None;
             }
             self.filtered.tally.add(call);
+            if let Some(facts) = &mut self.filtered.facts {
+                if facts.len() <= call.seq {
+                    facts.resize(call.seq + 1, 0);
+                }
+                facts[call.seq] = Tally::fact(call);
+            }
             let (word, bit) = (call.seq / 64, call.seq % 64);
             if self.filtered.matched.len() <= word {
                 self.filtered.matched.resize(word + 1, 0);
@@ -320,9 +358,16 @@ pub fn attention_sinks(html: bool, filter: &Filter) -> SinkFactory {
 /// each, of the calls that match, and what the reports show and the filters need.
 pub fn teed_sinks(reports: Option<bool>, filter: &Filter, redactor: Redactor) -> SinkFactory {
     let make = kept_factory(reports, filter);
+    // With `--finding` the records to print are known at the input's end: the spool
+    // notes the `seq` of each, and the writer leaves out those no finding kept names.
+    let narrows = !filter.findings.is_empty() && filter.outcomes.is_empty();
     SinkFactory(Arc::new(move |path: &str| {
+        let mut spool = Spool::new(path, redactor);
+        if narrows {
+            spool.note_seqs();
+        }
         Box::new(Tee {
-            spool: Spool::new(path, redactor),
+            spool,
             kept: make(),
             redactor,
             memo: Default::default(),
@@ -336,8 +381,10 @@ fn kept_factory(
     reports: Option<bool>,
     filter: &Filter,
 ) -> impl Fn() -> Kept + Send + Sync + 'static {
-    // `--finding` narrows calls by the findings, known only at the input's end.
-    debug_assert!(filter.findings.is_empty());
+    // `--finding` narrows calls by the findings, known only at the input's end: the
+    // reports would have to keep every call that a finding might name.
+    debug_assert!(filter.findings.is_empty() || reports.is_none());
+    let narrows = !filter.findings.is_empty() && filter.outcomes.is_empty();
     let filter = (!filter.is_empty()).then(|| Arc::new(filter.clone()));
     let keep = match reports {
         Some(true) => Keep {
@@ -361,6 +408,7 @@ fn kept_factory(
         filter: filter.clone(),
         filtered: Filtered {
             scope_hits: vec![false; filter.as_ref().map_or(0, |f| f.scopes.len())],
+            facts: narrows.then(Vec::new),
             ..Filtered::default()
         },
         calls: Vec::new(),
@@ -499,6 +547,18 @@ pub fn unkept(a: &Analysis) -> Option<&Unkept> {
     parts(a).map(|(_, u)| u)
 }
 
+/// `unkept`, to change.
+pub fn unkept_mut(a: &mut Analysis) -> Option<&mut Unkept> {
+    let p = &mut a.streamed.as_mut()?.product;
+    if p.is::<Unkept>() {
+        return p.downcast_mut::<Unkept>();
+    }
+    if p.is::<Teed>() {
+        return p.downcast_mut::<Teed>().map(|t| &mut t.kept.1);
+    }
+    p.downcast_mut::<(Vec<Call>, Unkept)>().map(|(_, u)| u)
+}
+
 /// The calls a lean run's sink still holds (before `take_attention`) and the rest
 /// of what it left, however far the input has come: as the sink made it, as a teed
 /// run's sink made it, or once the calls went back to `calls`.
@@ -600,7 +660,7 @@ mod tests {
     use super::*;
     use crate::batch::{run, Input};
     use crate::config::Config;
-    use crate::model::Outcome;
+    use crate::model::{FindingKind, Outcome};
     use crate::report::{write, HumanOptions, OutputFormat};
 
     /// The samples and a lab capture in three formats: many inputs, findings of
@@ -1016,6 +1076,23 @@ mod tests {
             Filter {
                 tools: vec!["delete_file".into(), "no_such_tool".into()],
                 scopes: vec!["session".into(), "http".into(), "nowhere:1".into()],
+                ..Filter::default()
+            },
+            // The calls the findings kept name, known at the input's end.
+            Filter {
+                findings: vec![FindingKind::UnsafeReplay, FindingKind::NonTerminal],
+                ..Filter::default()
+            },
+            Filter {
+                findings: vec![FindingKind::UnexplainedRepeat, FindingKind::UnsafeReplay],
+                tools: vec!["delete_file".into(), "read_note".into()],
+                scopes: vec!["session".into(), "stdio".into()],
+                ..Filter::default()
+            },
+            // With `--outcome` too, the calls are those that match it.
+            Filter {
+                findings: vec![FindingKind::NonTerminal],
+                outcomes: vec![Outcome::NoResponse, Outcome::ToolSuccess],
                 ..Filter::default()
             },
         ];
