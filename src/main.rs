@@ -546,16 +546,19 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     if lean {
         report::take_attention(&mut report);
     }
-    // Shared passes, in order: filters, baseline, redaction (report/mod.rs).
+    // Shared passes, in order: filters, baseline, redaction (report/mod.rs); a
+    // streaming run applied the first two to each input as it went.
     let unmatched = report::filter::unmatched(&report, &filter);
-    report::filter::apply(&mut report, &filter);
+    if passes.is_none() {
+        report::filter::apply(&mut report, &filter);
+    }
     if lean && baselining && !stream {
         // A baseline edits the findings: those a lean run moved to disk come back.
         report::kept::hold_findings(&mut report);
     }
     let applied = match passes {
         Some(p) => {
-            let (written, applied) = p.finish();
+            let (written, applied) = p.finish(&mut report);
             if let Some(path) = &args.write_baseline {
                 written.with_context(|| format!("cannot write baseline {}", path.display()))?;
             }

@@ -131,15 +131,24 @@ impl<'a> InputPasses<'a> {
         }
     }
 
-    /// Ends the baseline written (an error if any write failed) and says what the
-    /// baseline applied did.
-    pub fn finish(self) -> (io::Result<()>, Option<Applied>) {
+    /// Ends the baseline written (an error if any write failed), notes on `report`
+    /// (every input given) the filters and what the baseline accepted, and says what
+    /// the baseline applied did. The inputs are not filtered again: `--finding` keeps
+    /// the calls the findings named before the baseline took some of them away.
+    pub fn finish(self, report: &mut Report) -> (io::Result<()>, Option<Applied>) {
         let written = match (self.writing, self.error) {
             (_, Some(e)) => Err(e),
             (Some(w), None) => w.finish().and_then(|mut w| w.flush()),
             (None, None) => Ok(()),
         };
-        (written, self.applying.map(baseline::Applying::finish))
+        if !self.filter.is_empty() {
+            report.filters = self.filter.describe();
+        }
+        let applied = self.applying.map(baseline::Applying::finish);
+        if let Some(a) = &applied {
+            report.baseline_accepted = a.accepted;
+        }
+        (written, applied)
     }
 }
 
