@@ -492,6 +492,55 @@ fn all_leaves_the_page_and_the_records_as_they_are() {
 }
 
 #[test]
+fn a_session_id_quoted_by_a_problem_is_redacted_when_the_calls_stream() {
+    // A streamed input's calls are not at hand when its problems are written: the
+    // spool remembers their session ids, so a line that quotes one (a broken header
+    // entry) is redacted as it is in a run that keeps every call.
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("quoted.jsonl");
+    let sid = "9f3c2b7e-5d7a-4a8e-9a31-1d2c3b4a5f60";
+    let exchange = |id: u32, headers: Value, status: u16, body: &str| {
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "read_file", "arguments": {}}});
+        json!({"ts": format!("2026-12-02T10:00:0{id}.000Z"),
+            "request": {"method": "POST", "url": "http://127.0.0.1:3000/mcp",
+                "headers": headers, "body": call.to_string()},
+            "response": {"status": status, "headers": [["Content-Type", "application/json"]],
+                "body": body}})
+        .to_string()
+    };
+    let lines = [
+        exchange(1, json!([["Mcp-Session-Id", sid]]), 500, "upstream failed"),
+        exchange(2, json!([["Accept", "X-Trace", sid]]), 200, "{}"),
+    ];
+    std::fs::write(&log, lines.join("\n") + "\n").unwrap();
+    let log = log.to_str().unwrap();
+    let md = dir.path().join("r.md");
+    let streamed = analyze(&[log, "--format", "jsonl"]);
+    let kept = analyze(&[
+        log,
+        "--format",
+        "jsonl",
+        "--all",
+        "--report",
+        md.to_str().unwrap(),
+    ]);
+    assert_eq!(streamed.status.code(), Some(2), "{}", stderr(&streamed));
+    assert!(
+        stderr(&streamed).contains("header entry"),
+        "{}",
+        stderr(&streamed)
+    );
+    for out in [&streamed, &kept] {
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(!text.contains(sid) && !stderr(out).contains(sid), "{text}");
+        assert!(text.contains("X-Trace"), "{text}");
+    }
+    assert!(streamed.stdout == kept.stdout);
+    assert_eq!(stderr(&streamed), stderr(&kept));
+}
+
+#[test]
 fn table_and_markdown_render_the_samples() {
     let out = analyze(&[repo("samples").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));

@@ -438,9 +438,11 @@ impl Redactor {
 
     /// Redacts one input's report whose calls were streamed (a spool redacted them):
     /// what `report` does to each input of a streaming run, input by input.
-    pub fn input(&self, ir: &mut InputReport) {
+    /// `sessions`: the session ids of the input's calls, which its own strings (a
+    /// problem quoting a line) may hold too.
+    pub fn input(&self, ir: &mut InputReport, sessions: &[String]) {
         if self.enabled {
-            Known::without_sessions(*self).input(ir);
+            Known::with_sessions(*self, sessions).input(ir);
         }
     }
 
@@ -456,33 +458,24 @@ impl Redactor {
         if !self.enabled {
             return;
         }
-        let mut sessions: Vec<String> = report
+        let sessions: Vec<String> = report
             .inputs
             .iter()
             .flat_map(|i| &i.analysis.calls)
             .filter_map(|c| c.timeline.as_ref()?.session_id.clone())
-            .filter(|s| s.len() >= 8)
             .collect();
-        sessions.sort();
-        sessions.dedup();
-        let (simple, complex): (Vec<&String>, Vec<&String>) = sessions
-            .iter()
-            .filter(|id| !id.is_empty())
-            .partition(|id| id.bytes().all(is_id_char));
-        let r = Known {
-            inner: *self,
-            one: None,
-            simple: simple
-                .into_iter()
-                .map(|s| (s.as_str(), format!("session:{}", short_hash(s))))
-                .collect(),
-            complex: complex
-                .into_iter()
-                .map(|s| (s.as_str(), format!("session:{}", short_hash(s))))
-                .collect(),
-        };
-        r.report(report);
+        Known::with_sessions(*self, &sessions).report(report);
     }
+}
+
+/// The session id of `c` that redaction replaces wherever it appears: ids shorter
+/// than 8 bytes are left alone (they would match ordinary words).
+pub fn session_of(c: &Call) -> Option<&str> {
+    c.timeline
+        .as_ref()?
+        .session_id
+        .as_deref()
+        .filter(|s| s.len() >= 8)
 }
 
 /// Shared strings already redacted, with the session id they were redacted for:
@@ -567,6 +560,30 @@ struct Known<'a> {
     one: Option<(&'a str, String)>,
     /// Other session ids, searched for one by one.
     complex: Vec<(&'a str, String)>,
+}
+
+impl<'a> Known<'a> {
+    /// A redactor that replaces each of `sessions` (in any order, repeats allowed;
+    /// ids shorter than 8 bytes are left alone) by its hash.
+    fn with_sessions(inner: Redactor, sessions: &'a [String]) -> Self {
+        let mut ids: Vec<&String> = sessions.iter().filter(|s| s.len() >= 8).collect();
+        ids.sort();
+        ids.dedup();
+        let (simple, complex): (Vec<&String>, Vec<&String>) =
+            ids.into_iter().partition(|id| id.bytes().all(is_id_char));
+        Known {
+            inner,
+            one: None,
+            simple: simple
+                .into_iter()
+                .map(|s| (s.as_str(), format!("session:{}", short_hash(s))))
+                .collect(),
+            complex: complex
+                .into_iter()
+                .map(|s| (s.as_str(), format!("session:{}", short_hash(s))))
+                .collect(),
+        }
+    }
 }
 
 impl Known<'_> {
