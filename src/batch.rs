@@ -558,6 +558,7 @@ impl OrderState<'_> {
             a.observations = Vec::new();
             a.scope_info = Vec::new();
             a.tools = Vec::new();
+            a.session_ids = Vec::new();
             a.let_findings_go();
         }
         self.done[i].push(a);

@@ -493,9 +493,10 @@ fn all_leaves_the_page_and_the_records_as_they_are() {
 
 #[test]
 fn a_session_id_quoted_by_a_problem_is_redacted_when_the_calls_stream() {
-    // A streamed input's calls are not at hand when its problems are written: the
-    // spool remembers their session ids, so a line that quotes one (a broken header
-    // entry) is redacted as it is in a run that keeps every call.
+    // A streamed input's calls are not at hand when its problems are written, and a
+    // filter may leave out the call that carried an id: each input remembers the
+    // session ids of its exchanges, so a line that quotes one (a broken header
+    // entry) is redacted in every run.
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("quoted.jsonl");
     let sid = "9f3c2b7e-5d7a-4a8e-9a31-1d2c3b4a5f60";
@@ -535,6 +536,14 @@ fn a_session_id_quoted_by_a_problem_is_redacted_when_the_calls_stream() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(!text.contains(sid) && !stderr(out).contains(sid), "{text}");
         assert!(text.contains("X-Trace"), "{text}");
+    }
+    // Nor when a filter leaves out the call that carried the id.
+    let whole = analyze(&[log, "--format", "markdown", "--all", "--tool", "other"]);
+    let lean = analyze(&[log, "--tool", "other"]);
+    for out in [&whole, &lean] {
+        assert!(stderr(out).contains("X-Trace"), "{}", stderr(out));
+        assert!(!stderr(out).contains(sid), "{}", stderr(out));
+        assert!(!String::from_utf8_lossy(&out.stdout).contains(sid));
     }
     assert!(streamed.stdout == kept.stdout);
     assert_eq!(stderr(&streamed), stderr(&kept));

@@ -579,6 +579,16 @@ impl Correlator {
         if let Some(id) = session {
             self.last_session = Some((id.into(), scope.clone()));
         }
+        let id = session.or_else(|| {
+            x.response
+                .as_ref()
+                .and_then(|r| r.headers.get("mcp-session-id"))
+        });
+        if let Some(id) = id {
+            if self.session_ids.len() < super::MAX_SESSION_IDS && !self.session_ids.contains(id) {
+                self.session_ids.insert(id.into());
+            }
+        }
         scope
     }
 }

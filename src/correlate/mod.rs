@@ -254,7 +254,15 @@ pub struct Analysis {
     pub tools: Vec<(String, Annotations)>,
     /// Set when the calls were streamed to a `CallSink` (then `calls` is empty).
     pub streamed: Option<Streamed>,
+    /// The `Mcp-Session-Id`s of the input's exchanges, sorted, the first
+    /// `MAX_SESSION_IDS`: redaction replaces them wherever they appear (a problem
+    /// may quote a line), whether or not a call kept its timeline.
+    pub session_ids: Vec<String>,
 }
+
+/// Session ids an input remembers for redaction (about 100 bytes each); past it an
+/// id quoted outside its header is caught only if a call kept it.
+pub const MAX_SESSION_IDS: usize = 1 << 16;
 
 impl Analysis {
     /// Calls of the input, kept or streamed.
@@ -506,6 +514,8 @@ pub struct Correlator {
     tools_unkept: u64,
     /// The last request's `Mcp-Session-Id` and its scope (`http::scope_of`).
     last_session: Option<(Box<str>, Scope)>,
+    /// Every `Mcp-Session-Id` seen, up to `MAX_SESSION_IDS` (`Analysis::session_ids`).
+    session_ids: foldhash::HashSet<Box<str>>,
     /// stdio: client requests waiting for a response, by id.
     stdio_pending: HashMap<Id, PendingStdio>,
     /// The bytes of the requests in `stdio_pending` (`STDIO_WAITING_BYTES`).
@@ -1390,6 +1400,8 @@ impl Correlator {
         self.out.scope_info.sort_by(|a, b| a.0.cmp(&b.0));
         self.out.tools = self.annotations.into_iter().collect();
         self.out.tools.sort_by(|a, b| a.0.cmp(&b.0));
+        self.out.session_ids = self.session_ids.into_iter().map(String::from).collect();
+        self.out.session_ids.sort();
         if let Some(Emit(sink)) = self.emit.take() {
             self.out.streamed = Some(Streamed {
                 tally: std::mem::take(&mut self.tally),

@@ -743,8 +743,7 @@ impl<W: Write> Streamer<W> {
                 ir.analysis.problems.push(p);
             }
         }
-        let sessions = spool_of(ir).map(Spool::sessions).unwrap_or_default();
-        self.redactor.input(ir, &sessions);
+        self.redactor.input(ir);
         if self.error.is_some() {
             return Ok(());
         }
@@ -885,16 +884,7 @@ pub struct Spool {
     /// The `seq` of each record, in order, when the records printed are chosen at
     /// the input's end (`note_seqs`).
     seqs: Option<Vec<u32>>,
-    /// The session ids of the calls spooled, at most `SPOOL_SESSIONS`: the input's
-    /// own strings (a problem that quotes a line) are redacted with them, as a run
-    /// that keeps its calls redacts them with the ids of every call.
-    sessions: foldhash::HashSet<String>,
 }
-
-/// Session ids a spool remembers for redacting its input's own strings (about
-/// 100 bytes each): past it a quoted id is caught only by the rules that find one by
-/// its header's name.
-pub const SPOOL_SESSIONS: usize = 1 << 16;
 
 /// Bytes of call records a spool keeps in memory before it moves to a file.
 pub const SPOOL_MEMORY: usize = 4 << 20;
@@ -919,13 +909,7 @@ impl Spool {
             dropped: 0,
             memory_at_most: SPOOL_MEMORY_AT_MOST,
             seqs: None,
-            sessions: Default::default(),
         }
-    }
-
-    /// The session ids of the calls spooled (the first `SPOOL_SESSIONS`).
-    pub fn sessions(&self) -> Vec<String> {
-        self.sessions.iter().cloned().collect()
     }
 
     /// Notes the `seq` of each record from now on (four bytes a call), so that
@@ -1081,13 +1065,6 @@ impl crate::correlate::CallSink for Spool {
         if self.no_file.is_some() && self.memory.len() >= self.memory_at_most {
             self.dropped += 1;
             return Some(call);
-        }
-        if self.redactor.enabled {
-            if let Some(id) = super::redact::session_of(&call) {
-                if self.sessions.len() < SPOOL_SESSIONS && !self.sessions.contains(id) {
-                    self.sessions.insert(id.to_owned());
-                }
-            }
         }
         drop_unprinted(&mut call);
         self.redactor.call(&mut call, &mut self.memo);

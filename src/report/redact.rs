@@ -438,11 +438,13 @@ impl Redactor {
 
     /// Redacts one input's report whose calls were streamed (a spool redacted them):
     /// what `report` does to each input of a streaming run, input by input.
-    /// `sessions`: the session ids of the input's calls, which its own strings (a
-    /// problem quoting a line) may hold too.
-    pub fn input(&self, ir: &mut InputReport, sessions: &[String]) {
+    /// Its own strings (a problem quoting a line) are redacted with the session ids
+    /// of its exchanges (`Analysis::session_ids`).
+    pub fn input(&self, ir: &mut InputReport) {
         if self.enabled {
-            Known::with_sessions(*self, sessions).input(ir);
+            let sessions = std::mem::take(&mut ir.analysis.session_ids);
+            Known::with_sessions(*self, &sessions).input(ir);
+            ir.analysis.session_ids = sessions;
         }
     }
 
@@ -461,21 +463,14 @@ impl Redactor {
         let sessions: Vec<String> = report
             .inputs
             .iter()
-            .flat_map(|i| &i.analysis.calls)
-            .filter_map(|c| c.timeline.as_ref()?.session_id.clone())
+            .flat_map(|i| {
+                let calls = i.analysis.calls.iter();
+                let called = calls.filter_map(|c| c.timeline.as_ref()?.session_id.clone());
+                called.chain(i.analysis.session_ids.iter().cloned())
+            })
             .collect();
         Known::with_sessions(*self, &sessions).report(report);
     }
-}
-
-/// The session id of `c` that redaction replaces wherever it appears: ids shorter
-/// than 8 bytes are left alone (they would match ordinary words).
-pub fn session_of(c: &Call) -> Option<&str> {
-    c.timeline
-        .as_ref()?
-        .session_id
-        .as_deref()
-        .filter(|s| s.len() >= 8)
 }
 
 /// Shared strings already redacted, with the session id they were redacted for:
