@@ -339,8 +339,8 @@ pub fn run_with_progress(inputs: &[Input], config: &Config, progress: &Progress)
 /// `run_with_progress` for a run that writes as it goes: `emit` gets each input's
 /// report in input order, as soon as that input and every one before it are done,
 /// and may change it (redact it); then the input's streamed calls (the spool, with
-/// its memory and file) and what only a stage 2 run reads (observations, peers,
-/// annotations) are dropped. The report returned keeps the rest (counts, problems,
+/// its memory and file), its session ids (redaction is done) and what only a
+/// stage 2 run reads (observations, peers, annotations) are dropped. The report returned keeps the rest (counts, problems,
 /// findings) for a summary and the exit code. Inputs are started in order, and
 /// those finished while an earlier one is still read wait within `AHEAD` inputs and
 /// `HELD_BYTES`, so memory does not grow with the number of inputs, however long a

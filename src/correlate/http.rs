@@ -548,15 +548,20 @@ fn endpoint_of(url: &str) -> String {
     crate::text::kept(&rest[..end], crate::text::KEPT_TEXT).into_owned()
 }
 
-/// The id scope of an exchange: the session, the legacy session, or (none) the
-/// client endpoint (2025 without sessions, 2026 stateless).
-pub(super) fn scope_of(x: &HttpExchange) -> Scope {
-    let session = x.request.headers.get("mcp-session-id").or_else(|| {
+/// The `Mcp-Session-Id` of an exchange: the request's, else the one the response
+/// gave (an `initialize` answer).
+pub(super) fn session_id(x: &HttpExchange) -> Option<&str> {
+    x.request.headers.get("mcp-session-id").or_else(|| {
         x.response
             .as_ref()
             .and_then(|r| r.headers.get("mcp-session-id"))
-    });
-    if let Some(s) = session {
+    })
+}
+
+/// The id scope of an exchange: the session, the legacy session, or (none) the
+/// client endpoint (2025 without sessions, 2026 stateless).
+pub(super) fn scope_of(x: &HttpExchange) -> Scope {
+    if let Some(s) = session_id(x) {
         return Scope::session(s);
     }
     if let Some(s) = legacy_session(&x.request.url) {
@@ -579,12 +584,7 @@ impl Correlator {
         if let Some(id) = session {
             self.last_session = Some((id.into(), scope.clone()));
         }
-        let id = session.or_else(|| {
-            x.response
-                .as_ref()
-                .and_then(|r| r.headers.get("mcp-session-id"))
-        });
-        if let Some(id) = id {
+        if let Some(id) = session_id(x) {
             if self.session_ids.len() < super::MAX_SESSION_IDS && !self.session_ids.contains(id) {
                 self.session_ids.insert(id.into());
             }

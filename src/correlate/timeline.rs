@@ -160,16 +160,7 @@ pub fn of_http(x: &HttpExchange, items: &[Item]) -> Timeline {
         end_ts: x.end_ts,
         recorder_note: x.recorder_note.clone(),
         tcp: x.tcp,
-        session_id: x
-            .request
-            .headers
-            .get("mcp-session-id")
-            .or_else(|| {
-                x.response
-                    .as_ref()
-                    .and_then(|r| r.headers.get("mcp-session-id"))
-            })
-            .map(str::to_owned),
+        session_id: super::http::session_id(x).map(str::to_owned),
         ..Timeline::default()
     };
     let Some(resp) = &x.response else {

@@ -214,17 +214,15 @@ pub fn apply_input(a: &mut Analysis, filter: &Filter) {
             .filter(|f| filter.finding_ok_lean(f, a))
             .filter(|f| !by_outcome || f.calls.iter().any(|s| matched.matched(*s)))
             .collect();
-        if matched.narrows() {
+        let narrows = matched.narrows();
+        let Some(matched) = kept::unkept_mut(a).and_then(|u| u.filtered.as_mut()) else {
+            return;
+        };
+        if narrows {
             // `--finding`: of the calls that match, those the findings name stay.
-            let named: HashSet<usize> = findings.iter().flat_map(|f| f.calls.clone()).collect();
-            if let Some(m) = kept::unkept_mut(a).and_then(|u| u.filtered.as_mut()) {
-                m.narrow(&named);
-            }
+            matched.narrow(&findings.iter().flat_map(|f| f.calls.clone()).collect());
         }
-        let tally = kept::unkept(a)
-            .and_then(|u| u.filtered.as_ref())
-            .map(|m| m.tally.clone())
-            .unwrap_or_default();
+        let tally = matched.tally.clone();
         if let Some(s) = a.streamed.as_mut() {
             s.findings = None;
             s.tally = tally;

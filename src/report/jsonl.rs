@@ -676,7 +676,7 @@ fn write_input(ir: &InputReport, w: &mut dyn Write) -> io::Result<()> {
     if let Some(spool) = spool_of(ir) {
         // With `--finding`, only the calls still matched once the input's findings
         // are known.
-        spool.copy_to(w, &|seq| super::kept::was_listed(&ir.analysis, seq))?;
+        spool.copy_chosen(w, &|seq| super::kept::was_listed(&ir.analysis, seq))?;
     }
     let mut line = Vec::new();
     let input = quoted(&ir.path);
@@ -979,12 +979,12 @@ impl Spool {
         ))
     }
 
-    /// Writes the records spooled, in order: every one, or (when it noted their
-    /// `seq`s) those of the calls `keep` says.
-    pub fn copy_to(&self, w: &mut dyn Write, keep: &dyn Fn(usize) -> bool) -> io::Result<()> {
+    /// `copy_to`, but when the spool noted the records' `seq`s (`note_seqs`) only
+    /// those of the calls `keep` says.
+    pub fn copy_chosen(&self, w: &mut dyn Write, keep: &dyn Fn(usize) -> bool) -> io::Result<()> {
         match &self.seqs {
-            None => self.copy_all(w),
-            Some(seqs) => self.copy_all(&mut Chosen {
+            None => self.copy_to(w),
+            Some(seqs) => self.copy_to(&mut Chosen {
                 w,
                 seqs,
                 keep,
@@ -993,7 +993,8 @@ impl Spool {
         }
     }
 
-    fn copy_all(&self, w: &mut dyn Write) -> io::Result<()> {
+    /// Writes every record spooled, in order.
+    pub fn copy_to(&self, w: &mut dyn Write) -> io::Result<()> {
         if let Some(f) = &self.file {
             use std::io::{Read, Seek, SeekFrom};
             let mut f = f;
@@ -1149,8 +1150,8 @@ mod tests {
             assert_eq!((&back.id, back.seq), (&c.id, c.seq));
         }
         let (mut x, mut y) = (Vec::new(), Vec::new());
-        kept.copy_to(&mut x, &|_| true).unwrap();
-        handed.copy_to(&mut y, &|_| true).unwrap();
+        kept.copy_to(&mut x).unwrap();
+        handed.copy_to(&mut y).unwrap();
         assert!(!x.is_empty());
         assert_eq!(x, y);
     }
@@ -1178,9 +1179,9 @@ mod tests {
             tight.call(c.clone());
         }
         let (mut x, mut y, mut z) = (Vec::new(), Vec::new(), Vec::new());
-        filed.copy_to(&mut x, &|_| true).unwrap();
-        roomy.copy_to(&mut y, &|_| true).unwrap();
-        tight.copy_to(&mut z, &|_| true).unwrap();
+        filed.copy_to(&mut x).unwrap();
+        roomy.copy_to(&mut y).unwrap();
+        tight.copy_to(&mut z).unwrap();
         assert!(x.len() > SPOOL_MEMORY, "{}", x.len());
         assert_eq!(x, y);
         assert!(roomy.kept_in_memory().is_some() && roomy.problem().is_none());
@@ -1268,7 +1269,6 @@ mod tests {
         );
     }
 
-    /// A streamed `--format json` run frames the JSONL records into the document
     /// The records chosen by `seq` (with `--finding`) are whole lines, however the
     /// writes that carry them are cut (a spool read back from its file comes in 1 MiB
     /// pieces that cut records anywhere).
@@ -1308,6 +1308,7 @@ mod tests {
         }
     }
 
+    /// A streamed `--format json` run frames the JSONL records into the document
     /// `write_json` writes, byte for byte, however its writes are cut (a spool copies
     /// back in large pieces, a record is written in one; here also a byte at a time).
     #[test]
