@@ -1230,6 +1230,41 @@ fn a_missing_baseline_names_the_os_error_once() {
 }
 
 #[test]
+fn a_baseline_that_cannot_be_written_is_named() {
+    // A streaming run creates the baseline before it reads (and fails before any
+    // record); any run that cannot write it names it, with the OS error, exit 2.
+    let log = repo("samples/streamable-http.jsonl");
+    let log = log.to_str().unwrap();
+    for format in ["jsonl", "table"] {
+        let out = analyze(&[
+            log,
+            "--format",
+            format,
+            "--write-baseline",
+            "/nonexistent/b.json",
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{format}");
+        let err = stderr(&out);
+        assert!(
+            err.contains("baseline /nonexistent/b.json") && err.contains("No such file"),
+            "{format}: {err}"
+        );
+        if format == "jsonl" {
+            assert!(out.stdout.is_empty(), "no record before the error");
+        }
+        if Path::new("/dev/full").exists() {
+            let out = analyze(&[log, "--format", format, "--write-baseline", "/dev/full"]);
+            assert_eq!(out.status.code(), Some(2), "{format}");
+            let err = stderr(&out);
+            assert!(
+                err.contains("cannot write baseline /dev/full") && err.contains("No space"),
+                "{format}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
 fn a_missing_input_is_reported_once_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let missing = dir.path().join("nope.jsonl");
