@@ -1804,6 +1804,74 @@ fn streams_that_answer_a_get_do_not_starve_the_calls_beside_them() {
     );
 }
 
+/// Request bodies that wait for their responses count against a budget of their
+/// own, half the capture's: a capture of large uploads never answered held every
+/// one (a 429 MB capture of 400 such uploads peaked at 480 MB). Past it a request
+/// body is cut, named at its frames with the flag that raises the budget; the
+/// requests kept still get their responses, and once answered give their room back.
+#[test]
+fn large_requests_waiting_for_answers_fill_at_most_half_the_budget() {
+    const CONNS: u16 = 10;
+    let upload = |id: u64| {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"upload","arguments":{{"data":"{}"}}}}}}"#,
+            "x".repeat(3000)
+        );
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+        .into_bytes()
+    };
+    let mut cap = Capture::new();
+    let mut conns = Vec::new();
+    for i in 0..CONNS {
+        let mut c = cap.conn(Link::Ethernet, 40500 + i, (300 + u32::from(i), 400));
+        cap.handshake(&mut c);
+        cap.send(&mut c, Side::Client, &upload(u64::from(i) + 1));
+        conns.push(c);
+    }
+    for (i, c) in conns.iter_mut().enumerate() {
+        cap.send(c, Side::Server, &json_response(i as u64 + 1));
+    }
+    // Answered, the first uploads gave their room back: later ones fit again.
+    for (i, c) in conns.iter_mut().enumerate().take(3) {
+        let id = 100 + i as u64;
+        cap.send(c, Side::Client, &upload(id));
+        cap.send(c, Side::Server, &json_response(id));
+    }
+    let config = Config {
+        limits: Limits {
+            max_record_bytes: 4 << 10,
+            ..Limits::default()
+        },
+        ..Config::default()
+    };
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, a) = mcpsift::batch::analyse_reader(Cursor::new(bytes), &config).expect("read");
+    // 16 KiB for requests: five uploads of 3 KB fit, the other five are cut.
+    let ids: Vec<String> = a.calls.iter().map(|c| c.id.raw().to_owned()).collect();
+    assert_eq!(ids, ["1", "2", "3", "4", "5", "100", "101", "102"]);
+    assert!(a
+        .calls
+        .iter()
+        .all(|c| c.verdict.outcome.to_string() == "TOOL_SUCCESS"));
+    let cut: Vec<&str> = a
+        .problems
+        .iter()
+        .filter(|p| p.message.contains("bodies in flight"))
+        .map(|p| p.message.as_str())
+        .collect();
+    assert_eq!(cut.len(), 5, "{:?}", a.problems);
+    assert!(cut
+        .iter()
+        .all(|m| m.contains("request body") && m.contains("--max-record-bytes")));
+    assert!(!a
+        .problems
+        .iter()
+        .any(|p| p.message.contains("response body")));
+}
+
 /// A legacy stream reset while calls wait: the calls answered before the reset are
 /// TOOL_SUCCESS, the ones still waiting are STREAM_INCOMPLETE on the transport, each
 /// saying the stream was reset, however many parts came before.

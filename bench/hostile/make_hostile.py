@@ -197,6 +197,22 @@ def main():
             seq += len(piece)
     p.close()
 
+    # 11. 400 connections, each a tools/call whose arguments carry 1 MB, never
+    # answered: each request is within its own cap, together they are not.
+    p = Pcap(f"{out}/uploads-in-flight.pcap")
+    upload = dict(CALL, params={"name": "upload", "arguments": {"data": "A" * 1_000_000}})
+    body = json.dumps(upload).encode()
+    req = (b"POST /mcp HTTP/1.1\r\nHost: h\r\nContent-Type: application/json\r\n"
+           b"Content-Length: %d\r\n\r\n" % len(body)) + body
+    for i in range(400):
+        port = 50000 + i
+        p.seg(C, S, port, 80, 999, SYN)
+        seq = 1000
+        for piece in chunks(req, 1400):
+            p.seg(C, S, port, 80, seq, ACK | PSH, piece)
+            seq += len(piece)
+    p.close()
+
 
 if __name__ == "__main__":
     main()

@@ -16,10 +16,13 @@ use std::rc::Rc;
 /// What the bodies in flight of one capture keep, over all its connections,
 /// against one budget: each body's own cap bounds it alone, but a gzip body may
 /// decode to a thousand times its size and a capture may have thousands open at
-/// once. A body that would pass the budget is cut, as at its own cap.
+/// once. A body that would pass the budget is cut, as at its own cap. Request
+/// bodies waiting for their responses count apart, against half the budget: they
+/// neither starve the responses that complete them nor are starved by them.
 #[derive(Debug, Clone)]
 pub(in crate::ingest::pcap) struct Gauge {
     used: Rc<Cell<usize>>,
+    requests: Rc<Cell<usize>>,
     budget: usize,
 }
 
@@ -27,18 +30,24 @@ impl Gauge {
     pub(in crate::ingest::pcap) fn new(budget: usize) -> Gauge {
         Gauge {
             used: Rc::default(),
+            requests: Rc::default(),
             budget,
         }
     }
 
-    /// Bytes the bodies in flight may still add.
+    /// Bytes the response bodies in flight may still add.
     fn room(&self) -> usize {
         self.budget.saturating_sub(self.used.get())
     }
 
+    /// Bytes the request bodies in flight may still add.
+    fn request_room(&self) -> usize {
+        (self.budget / 2).saturating_sub(self.requests.get())
+    }
+
     #[cfg(test)]
     pub(in crate::ingest::pcap) fn used(&self) -> usize {
-        self.used.get()
+        self.used.get() + self.requests.get()
     }
 }
 
@@ -49,27 +58,81 @@ impl Default for Gauge {
     }
 }
 
-/// What one body counts against its capture's gauge; given back when the body is
-/// handed on or dropped.
+/// What one body counts against a counter of its capture's gauge; given back when
+/// the body is handed on or dropped.
 #[derive(Debug, Default)]
 struct Charge {
-    gauge: Option<Gauge>,
+    counter: Option<Rc<Cell<usize>>>,
     bytes: usize,
 }
 
 impl Charge {
-    fn set(&mut self, gauge: &Gauge, now: usize) {
-        let g = self.gauge.get_or_insert_with(|| gauge.clone());
-        g.used.set(g.used.get() - self.bytes + now);
+    fn set(&mut self, counter: &Rc<Cell<usize>>, now: usize) {
+        let c = self.counter.get_or_insert_with(|| counter.clone());
+        c.set(c.get() - self.bytes + now);
         self.bytes = now;
     }
 }
 
 impl Drop for Charge {
     fn drop(&mut self) {
-        if let Some(g) = &self.gauge {
-            g.used.set(g.used.get() - self.bytes);
+        if let Some(c) = &self.counter {
+            c.set(c.get() - self.bytes);
         }
+    }
+}
+
+/// What a request body in flight counts against its capture's gauge (`Gauge`): a
+/// request waits for its response, and a capture of large uploads never answered
+/// would otherwise hold every one of them.
+#[derive(Debug, Default)]
+pub(in crate::ingest::pcap) struct RequestCharge {
+    charge: Charge,
+    cut: bool,
+}
+
+impl RequestCharge {
+    /// Appends `bytes` to `body` within the body's own cap and the capture's gauge.
+    /// The first cut gives the exchange's note and its diagnostic.
+    pub(in crate::ingest::pcap) fn push(
+        &mut self,
+        body: &mut Vec<u8>,
+        bytes: &[u8],
+        cap: usize,
+        gauge: &Gauge,
+    ) -> Option<(String, Note)> {
+        let own = cap.saturating_sub(body.len());
+        let room = own.min(gauge.request_room());
+        let keep = bytes.len().min(room);
+        body.extend_from_slice(&bytes[..keep]);
+        self.charge.set(&gauge.requests, body.len());
+        if keep == bytes.len() || std::mem::replace(&mut self.cut, true) {
+            return None;
+        }
+        Some(if room < own {
+            let kept = body.len();
+            (
+                format!("request body cut after {kept} bytes: the request bodies in flight filled their budget"),
+                (
+                    Level::Problem,
+                    Kind::Cap,
+                    format!(
+                        "cap: the request bodies in flight over all connections reached {} MiB ({} times --max-record-bytes); this request body was cut after {kept} bytes, so a call it carried cannot be judged (raise --max-record-bytes)",
+                        (IN_FLIGHT / 2 * cap) >> 20,
+                        IN_FLIGHT / 2
+                    ),
+                ),
+            )
+        } else {
+            (
+                format!("request body cut at the {cap}-byte cap"),
+                (
+                    Level::Problem,
+                    Kind::Cap,
+                    format!("cap: the request body is longer than {cap} bytes; only the first {cap} were kept (raise --max-record-bytes)"),
+                ),
+            )
+        })
     }
 }
 
@@ -233,8 +296,8 @@ impl Content {
         }
         s.part_answers = false;
         let events = std::mem::replace(&mut s.events, Events::new(self.caps.sse));
-        if let Some(g) = self.charge.gauge.clone() {
-            self.charge.set(&g, 0);
+        if let Some(c) = self.charge.counter.clone() {
+            self.charge.set(&c, 0);
         }
         let (events, _) = events.finish();
         let index = s.parts;
@@ -297,7 +360,7 @@ impl Content {
                 Kept::Sse(s) => s.events.held_bytes() as usize,
                 Kept::None => 0,
             };
-            charge.set(gauge, now);
+            charge.set(&gauge.used, now);
         };
         let Some(dec) = decoder.as_mut() else {
             take(raw);
@@ -689,6 +752,51 @@ mod tests {
         let mut third = Content::new(Some(Coding::Gzip), Kept::Bytes(Vec::new()), caps(900));
         third.absorb(&gz(800), Timestamp(3), &gauge);
         assert!(!third.truncated);
+    }
+
+    /// Request bodies waiting for their responses count against half the budget,
+    /// apart from the responses: past it they are cut, naming the budget; responses
+    /// that fill their own share starve no request, nor requests a response. Each
+    /// cut is said once, a body's own cap is named as its own, and a request dropped
+    /// or handed on gives its bytes back.
+    #[test]
+    fn requests_in_flight_count_apart_against_half_the_budget() {
+        let gauge = Gauge::new(1000);
+        // Responses first fill all of theirs (a gzip bomb in flight).
+        let mut resp = Content::new(None, Kept::Bytes(Vec::new()), caps(2000));
+        resp.absorb(&[b'r'; 1000], Timestamp(0), &gauge);
+        assert!(!resp.truncated);
+        assert_eq!(gauge.used(), 1000);
+        let (mut a, mut a_body) = (RequestCharge::default(), Vec::new());
+        assert!(a.push(&mut a_body, &[b'a'; 300], 900, &gauge).is_none());
+        assert_eq!(gauge.used(), 1300);
+        let (mut b, mut b_body) = (RequestCharge::default(), Vec::new());
+        let (note, (level, kind, why)) = b.push(&mut b_body, &[b'b'; 300], 900, &gauge).unwrap();
+        assert_eq!(b_body.len(), 200);
+        assert_eq!(gauge.used(), 1500);
+        assert_eq!((level, kind), (Level::Problem, Kind::Cap));
+        assert!(note.contains("after 200 bytes"), "{note}");
+        assert!(
+            why.contains("request bodies in flight") && why.contains("--max-record-bytes"),
+            "{why}"
+        );
+        assert!(
+            b.push(&mut b_body, b"more", 900, &gauge).is_none(),
+            "said once"
+        );
+        assert_eq!(b_body.len(), 200);
+        drop((resp, b));
+        assert_eq!(gauge.used(), 300);
+        // Its own cap, with room in the gauge.
+        let (mut c, mut c_body) = (RequestCharge::default(), Vec::new());
+        let (note, (_, _, why)) = c.push(&mut c_body, &[b'c'; 150], 100, &gauge).unwrap();
+        assert_eq!(c_body.len(), 100);
+        assert!(
+            note.contains("100-byte cap") && why.contains("longer than 100 bytes"),
+            "{why}"
+        );
+        drop((a, c));
+        assert_eq!(gauge.used(), 0);
     }
 
     #[test]

@@ -65,6 +65,8 @@ struct Pending {
     /// Diagnostics about the request, reported with the exchange.
     diags: Vec<body::Note>,
     truncated: bool,
+    /// The request body's share of the capture's gauge, given back with the exchange.
+    req_charge: body::RequestCharge,
 }
 
 impl Pending {
@@ -78,6 +80,7 @@ impl Pending {
             notes: Vec::new(),
             diags: Vec::new(),
             truncated: false,
+            req_charge: Default::default(),
         }
     }
 }
@@ -291,22 +294,18 @@ impl Http1 {
                         self.client.state = State::Head;
                         continue;
                     };
-                    let body = &mut p.req.body;
-                    let mut over = false;
+                    let (body, charge) = (&mut p.req.body, &mut p.req_charge);
+                    let mut cut = None;
+                    let gauge = cx.gauge;
                     let r = framing.push(input, &mut |b| {
-                        let room = cap.saturating_sub(body.len());
-                        over |= b.len() > room;
-                        body.extend_from_slice(&b[..b.len().min(room)]);
+                        if let Some(c) = charge.push(body, b, cap, gauge) {
+                            cut = Some(c);
+                        }
                     });
-                    if over && !p.truncated {
+                    if let Some((note, diag)) = cut {
                         p.truncated = true;
-                        p.notes
-                            .push(format!("request body cut at the {cap}-byte cap"));
-                        p.diags.push((
-                            Level::Problem,
-                            Kind::Cap,
-                            format!("cap: the request body is longer than {cap} bytes; only the first {cap} were kept (raise --max-record-bytes)"),
-                        ));
+                        p.notes.push(note);
+                        p.diags.push(diag);
                     }
                     match r {
                         Ok(f) => {

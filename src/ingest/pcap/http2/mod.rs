@@ -13,7 +13,7 @@ mod hpack;
 
 pub use frame::plausible;
 
-use super::http1::body::{Content, Note};
+use super::http1::body::{Content, Note, RequestCharge};
 use super::http1::{response_of, Caps, Closing, Ctx, Done, PartHead};
 use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
@@ -89,6 +89,8 @@ struct Stream {
     notes: Vec<String>,
     diags: Vec<Note>,
     req_cut: bool,
+    /// The request body's share of the capture's gauge, given back with the stream.
+    req_charge: RequestCharge,
     /// A header block of this stream could not be decoded: its frames are ignored.
     lost: bool,
 }
@@ -105,6 +107,7 @@ impl Stream {
             notes: Vec::new(),
             diags: Vec::new(),
             req_cut: false,
+            req_charge: RequestCharge::default(),
             lost: false,
         }
     }
@@ -492,15 +495,11 @@ impl Http2 {
         s.last_ts = ts;
         match d {
             Dir::Client => {
-                let body = &mut s.req.body;
-                let room = cap.saturating_sub(body.len());
-                if p.len() > room && !s.req_cut {
+                if let Some((note, diag)) = s.req_charge.push(&mut s.req.body, p, cap, cx.gauge) {
                     s.req_cut = true;
-                    s.notes
-                        .push(format!("request body cut at the {cap}-byte cap"));
-                    s.diags.push((Level::Problem, Kind::Cap, format!("cap: the request body is longer than {cap} bytes; only the first {cap} were kept (raise --max-record-bytes)")));
+                    s.notes.push(note);
+                    s.diags.push(diag);
                 }
-                body.extend_from_slice(&p[..p.len().min(room)]);
                 if end {
                     s.req_done = true;
                     s.req_frame = frame;
