@@ -213,6 +213,21 @@ def main():
             seq += len(piece)
     p.close()
 
+    # 12. 5,000 connections, each a request head of 68 KB that never ends (580
+    # header lines): each within the head cap, together they are not.
+    p = Pcap(f"{out}/partial-heads.pcap")
+    head = b"POST /mcp HTTP/1.1\r\nHost: h\r\n" + b"".join(
+        b"X-Pad-%d: %s\r\n" % (k, b"a" * 100) for k in range(580))
+    for i in range(5000):
+        port = 10000 + i
+        src = [10, 1, (i >> 8) & 255, i & 255]
+        p.seg(src, S, port, 80, 999, SYN)
+        seq = 1000
+        for piece in chunks(head, 1400):
+            p.seg(src, S, port, 80, seq, ACK | PSH, piece)
+            seq += len(piece)
+    p.close()
+
 
 if __name__ == "__main__":
     main()

@@ -19,20 +19,46 @@ use std::rc::Rc;
 /// once. A body that would pass the budget is cut, as at its own cap. Request
 /// bodies waiting for their responses count apart, against half the budget: they
 /// neither starve the responses that complete them nor are starved by them.
+///
+/// The partial heads that connections hold (a head cut by a segment's end) count
+/// against `HEADS_IN_FLIGHT`: each is within `HEAD_CAP`, but thousands of
+/// connections that never end their heads would hold thousands of them.
 #[derive(Debug, Clone)]
 pub(in crate::ingest::pcap) struct Gauge {
     used: Rc<Cell<usize>>,
     requests: Rc<Cell<usize>>,
+    heads: Rc<Cell<usize>>,
     budget: usize,
+    heads_budget: usize,
 }
+
+/// Bytes of partial HTTP/1.1 heads all connections of a capture hold at once: a
+/// healthy capture's are a few hundred bytes each, held for a segment or two.
+pub(in crate::ingest::pcap) const HEADS_IN_FLIGHT: usize = 32 << 20;
 
 impl Gauge {
     pub(in crate::ingest::pcap) fn new(budget: usize) -> Gauge {
         Gauge {
             used: Rc::default(),
             requests: Rc::default(),
+            heads: Rc::default(),
             budget,
+            heads_budget: HEADS_IN_FLIGHT,
         }
+    }
+
+    /// `new`, with a smaller budget for partial heads (tests).
+    #[cfg(test)]
+    pub(in crate::ingest::pcap) fn with_heads(budget: usize, heads_budget: usize) -> Gauge {
+        Gauge {
+            heads_budget,
+            ..Gauge::new(budget)
+        }
+    }
+
+    /// Bytes the partial heads may still add.
+    pub(in crate::ingest::pcap) fn head_room(&self) -> usize {
+        self.heads_budget.saturating_sub(self.heads.get())
     }
 
     /// Bytes the response bodies in flight may still add.
@@ -58,10 +84,10 @@ impl Default for Gauge {
     }
 }
 
-/// What one body counts against a counter of its capture's gauge; given back when
-/// the body is handed on or dropped.
+/// What one body (or partial head) counts against a counter of its capture's
+/// gauge; given back when it is handed on or dropped.
 #[derive(Debug, Default)]
-struct Charge {
+pub(in crate::ingest::pcap) struct Charge {
     counter: Option<Rc<Cell<usize>>>,
     bytes: usize,
 }
@@ -71,6 +97,23 @@ impl Charge {
         let c = self.counter.get_or_insert_with(|| counter.clone());
         c.set(c.get() - self.bytes + now);
         self.bytes = now;
+    }
+
+    /// Counts `now` bytes of a partial head against `gauge`.
+    pub(in crate::ingest::pcap) fn head(&mut self, gauge: &Gauge, now: usize) {
+        self.set(&gauge.heads, now);
+    }
+
+    /// What is counted now.
+    pub(in crate::ingest::pcap) fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Gives back all that is counted.
+    pub(in crate::ingest::pcap) fn release(&mut self) {
+        if let Some(c) = self.counter.clone() {
+            self.set(&c, 0);
+        }
     }
 }
 
@@ -296,9 +339,7 @@ impl Content {
         }
         s.part_answers = false;
         let events = std::mem::replace(&mut s.events, Events::new(self.caps.sse));
-        if let Some(c) = self.charge.counter.clone() {
-            self.charge.set(&c, 0);
-        }
+        self.charge.release();
         let (events, _) = events.finish();
         let index = s.parts;
         s.parts += 1;

@@ -109,6 +109,8 @@ struct Side {
     line_start: bool,
     head_ts: Timestamp,
     head_frame: u64,
+    /// `head`'s share of the capture's partial heads (`body::Gauge`).
+    head_charge: body::Charge,
 }
 
 impl Side {
@@ -121,15 +123,30 @@ impl Side {
             line_start: true,
             head_ts: Timestamp(0),
             head_frame: 0,
+            head_charge: body::Charge::default(),
         }
     }
 
     fn clear_head(&mut self) {
-        self.head.clear();
+        if self.head.capacity() > KEPT_HEAD {
+            // A long head's buffer is not kept for the next, small one.
+            self.head = Vec::new();
+        } else {
+            self.head.clear();
+        }
         self.scanned = 0;
         self.first_line_ok = false;
+        self.head_charge.release();
+    }
+
+    /// Counts what `head` holds against the capture's partial heads.
+    fn charge_head(&mut self, gauge: &body::Gauge) {
+        self.head_charge.head(gauge, self.head.capacity());
     }
 }
+
+/// A head buffer up to this size is kept for the connection's next head.
+const KEPT_HEAD: usize = 4 << 10;
 
 /// What the connection layer passes in besides bytes.
 pub struct Ctx<'a> {
@@ -231,6 +248,7 @@ impl Http1 {
                         self.client.state = State::Head;
                         self.client.clear_head();
                         self.client.head.extend_from_slice(&input[at..]);
+                        self.client.charge_head(cx.gauge);
                         self.client.head_ts = ts;
                         self.client.head_frame = frame;
                         return;
@@ -350,6 +368,7 @@ impl Http1 {
                         self.srv.state = State::Head;
                         self.srv.clear_head();
                         self.srv.head.extend_from_slice(&input[at..]);
+                        self.srv.charge_head(cx.gauge);
                         self.srv.head_ts = ts;
                         self.srv.head_frame = frame;
                         return;
@@ -540,6 +559,18 @@ impl Http1 {
                 );
                 Step::Skip(take)
             }
+            Ok(None) if buf.len() > side.head_charge.bytes() + cx.gauge.head_room() => {
+                let line_start = buf.last() == Some(&b'\n');
+                side.clear_head();
+                side.state = State::Resync;
+                side.line_start = line_start;
+                cx.problem(
+                    Kind::Cap,
+                    locator,
+                    format!("cap: the partial HTTP heads held over all connections reached {} MiB; this head was skipped (a fixed limit)", body::HEADS_IN_FLIGHT >> 20),
+                );
+                Step::Skip(take)
+            }
             Ok(None) => {
                 if old == 0 {
                     if side.head.capacity() == 0 {
@@ -550,6 +581,7 @@ impl Http1 {
                         side.head.extend_from_slice(&input[..take]);
                     }
                 }
+                side.charge_head(cx.gauge);
                 Step::More
             }
             Err(e) => {
@@ -1092,6 +1124,50 @@ mod tests {
         }
         let bytes: Vec<&[u8]> = PIPELINED.chunks(1).collect();
         assert_eq!(requests(&bytes).0, want, "one byte per segment");
+    }
+
+    /// Partial heads count against one budget over all connections: a connection
+    /// whose head would pass it has that head skipped, named as a cap; a head that
+    /// ends gives its bytes back (its long buffer is not kept), so the next fits.
+    #[test]
+    fn partial_heads_share_one_budget_over_all_connections() {
+        let gauge = body::Gauge::with_heads(usize::MAX, 12_000);
+        let (mut diags, mut out) = (Vec::new(), Vec::new());
+        let mut cx = Ctx {
+            diags: &mut diags,
+            out: &mut out,
+            gauge: &gauge,
+        };
+        let addr = "10.0.0.1:80".parse().expect("an address");
+        let pad = |n: usize| {
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: h\r\nX-Pad: {}\r\n",
+                "p".repeat(n)
+            )
+        };
+        let mut a = Http1::new(caps(), addr);
+        a.client_bytes(pad(7000).as_bytes(), Timestamp(0), 1, &mut cx);
+        assert!(cx.diags.is_empty(), "{:?}", cx.diags);
+        let mut b = Http1::new(caps(), addr);
+        b.client_bytes(pad(7000).as_bytes(), Timestamp(1), 2, &mut cx);
+        assert_eq!(kinds(cx.diags), [Kind::Cap]);
+        assert!(
+            cx.diags[0].message.contains("partial HTTP heads"),
+            "{:?}",
+            cx.diags
+        );
+        a.client_bytes(b"Content-Length: 0\r\n\r\n", Timestamp(2), 3, &mut cx);
+        assert_eq!(a.pending.len(), 1, "the first head ended and was read");
+        assert_eq!(a.client.head.capacity(), 0, "its long buffer was let go");
+        let mut c = Http1::new(caps(), addr);
+        c.client_bytes(pad(7000).as_bytes(), Timestamp(3), 4, &mut cx);
+        c.client_bytes(b"Content-Length: 0\r\n\r\n", Timestamp(4), 5, &mut cx);
+        assert_eq!(
+            c.pending.len(),
+            1,
+            "room again once the first was given back"
+        );
+        assert_eq!(cx.diags.len(), 1);
     }
 
     #[test]
