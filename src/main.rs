@@ -416,12 +416,13 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     // at most `html::MAX_ROWS` calls: the others are counted as they are judged
     // (report/kept.rs), so memory stays flat there too. The call filters are applied
     // there as calls are judged; `--finding` narrows calls by findings, known only at
-    // an input's end.
+    // an input's end: each input is narrowed as soon as it is judged, and the page,
+    // which would need every call a finding might name, keeps them all.
     let html = matches!(args.format, Format::Html) || args.html.is_some();
     let lean = teed
         || matches!(args.format, Format::Table | Format::Markdown | Format::Html)
             && !every_call
-            && filter.findings.is_empty();
+            && (filter.findings.is_empty() || !html);
     let call_sinks = if teed {
         Some(report::kept::teed_sinks(
             reports.then_some(html),
@@ -534,6 +535,11 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         (None, _) if lean && html => {
             let mut share = report::kept::PageShare::default();
             batch::run_visiting(&inputs, &config, progress, &mut |ir| share.trim(ir))
+        }
+        (None, _) if lean && !filter.findings.is_empty() => {
+            batch::run_visiting(&inputs, &config, progress, &mut |ir| {
+                report::kept::narrow_input(ir, &filter)
+            })
         }
         (None, _) => batch::run_with_progress(&inputs, &config, progress),
     };

@@ -1697,3 +1697,67 @@ fn names_ids_and_messages_past_their_bounds_are_kept_short_and_still_meet() {
         "{client}"
     );
 }
+
+/// `--finding` with the table keeps, until an input's end, its first 20,000 calls
+/// that need attention (the findings say which of them stay only then). Narrowed to
+/// NON_TERMINAL alone it keeps only calls of the outcomes that kind names, so a log
+/// of 25,000 errors and then 100 calls never answered lists those 100; narrowed to
+/// kinds that may name any call, the 100 are counted, not listed, and the table says
+/// why and where to find them.
+#[test]
+fn finding_with_the_table_keeps_a_bounded_share_and_says_when_it_lists_fewer() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("down-then-silent.jsonl");
+    let mut text = String::new();
+    let mut line = |dir: &str, msg: Value| {
+        text.push_str(
+            &json!({"ts": "2026-12-01T00:00:00.000Z", "dir": dir, "msg": msg}).to_string(),
+        );
+        text.push('\n');
+    };
+    for i in 0..25_100 {
+        line(
+            "c2s",
+            json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "t", "arguments": {"n": i}}}),
+        );
+        if i < 25_000 {
+            line(
+                "s2c",
+                json!({"jsonrpc": "2.0", "id": i, "error": {"code": -32602, "message": "bad"}}),
+            );
+        }
+    }
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let table = |kinds: &[&str]| {
+        let mut args = vec![p, "--width", "200"];
+        for k in kinds {
+            args.extend(["--finding", k]);
+        }
+        let out = analyze(&args);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let listed = table(&["non-terminal"]);
+    assert_eq!(
+        listed.matches("NO_RESPONSE ┆ transport").count(),
+        100,
+        "{listed}"
+    );
+    assert!(!listed.contains("cap:"), "{listed}");
+    let counted = table(&["non-terminal", "id-reused"]);
+    assert_eq!(
+        counted.matches("NO_RESPONSE ┆ transport").count(),
+        0,
+        "{counted}"
+    );
+    assert!(
+        counted.contains("among the first 20000 that need attention; 100 more")
+            && counted.contains("--format jsonl"),
+        "{counted}"
+    );
+    // Either way the findings and counts are all there.
+    for out in [&listed, &counted] {
+        assert!(out.contains("100 tools/call: 100 NO_RESPONSE"), "{out}");
+        assert_eq!(out.matches("NON_TERMINAL ┆").count(), 100, "{out}");
+    }
+}

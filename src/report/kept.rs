@@ -35,6 +35,12 @@ const NONE: u32 = u32::MAX;
 /// rows is read by no one, and `--format jsonl` lists them all.
 pub const SHOWN: usize = 1_000;
 
+/// With `--finding`, the calls that need attention an input keeps until its end,
+/// when the findings say which of them stay (`narrow_input`): about 1 KB each.
+/// Past it the calls the findings name are counted, not listed, and the input
+/// says so; `--format jsonl` lists them all.
+pub const NARROWING: usize = 20_000;
+
 impl ToolsBySeq {
     fn add(&mut self, c: &Call) {
         let Some(tool) = &c.tool else {
@@ -75,6 +81,9 @@ struct Keep {
     others: usize,
     /// Whether the scopes are counted for the HTML page's timelines.
     scopes: bool,
+    /// With `--finding`: whether a call may be named by a finding of the kinds
+    /// kept; no other is kept.
+    may_be_named: fn(&Call) -> bool,
 }
 
 /// The sink of a lean run: counts every call, keeps those its reports show.
@@ -141,6 +150,9 @@ pub struct Filtered {
     /// matched, by `seq`: the calls that stay are those the input's findings name,
     /// known at its end (`narrow`).
     facts: Option<Vec<u8>>,
+    /// With `--finding` and a table or markdown report: which calls need attention,
+    /// a bit per `seq`, so that those a report lists are counted once narrowed.
+    attention: Option<Vec<u64>>,
 }
 
 impl Filtered {
@@ -178,6 +190,14 @@ impl Filtered {
         }
         self.tally = tally;
     }
+}
+
+fn set_bit(bits: &mut Vec<u64>, seq: usize) {
+    let (word, bit) = (seq / 64, seq % 64);
+    if bits.len() <= word {
+        bits.resize(word + 1, 0);
+    }
+    bits[word] |= 1 << bit;
 }
 
 /// Whether call `seq` of an input whose calls were kept lean would be among its
@@ -224,11 +244,12 @@ impl Kept {
                 }
                 facts[call.seq] = Tally::fact(call);
             }
-            let (word, bit) = (call.seq / 64, call.seq % 64);
-            if self.filtered.matched.len() <= word {
-                self.filtered.matched.resize(word + 1, 0);
+            set_bit(&mut self.filtered.matched, call.seq);
+            if let Some(bits) = &mut self.filtered.attention {
+                if needs_attention(call) {
+                    set_bit(bits, call.seq);
+                }
             }
-            self.filtered.matched[word] |= 1 << bit;
         }
         let first = if self.keep.scopes {
             self.scopes.add(call)
@@ -238,7 +259,9 @@ impl Kept {
         if let Some(t) = call.started_at {
             self.earliest = Some(self.earliest.map_or(t, |e| e.min(t)));
         }
-        let keep = if needs_attention(call) {
+        let keep = if !(self.keep.may_be_named)(call) {
+            false
+        } else if needs_attention(call) {
             let keep = self.attention < self.keep.attention;
             self.attention += usize::from(keep);
             self.unlisted += u64::from(!keep);
@@ -382,25 +405,41 @@ fn kept_factory(
     filter: &Filter,
 ) -> impl Fn() -> Kept + Send + Sync + 'static {
     // `--finding` narrows calls by the findings, known only at the input's end: the
-    // reports would have to keep every call that a finding might name.
-    debug_assert!(filter.findings.is_empty() || reports.is_none());
+    // page would have to keep every call that a finding might name (and count its
+    // scopes by them). The table and markdown list only calls that need attention:
+    // with `--finding` the first `NARROWING` of those are kept until the input's end
+    // (`narrow_input`).
+    debug_assert!(filter.findings.is_empty() || reports != Some(true));
     let narrows = !filter.findings.is_empty() && filter.outcomes.is_empty();
+    let listing = narrows && reports == Some(false);
+    let non_terminal_only = filter
+        .findings
+        .iter()
+        .all(|k| *k == crate::model::FindingKind::NonTerminal);
+    let may_be_named: fn(&Call) -> bool = if listing && non_terminal_only {
+        |c| crate::correlate::rules::non_terminal::may_name(c.verdict.outcome)
+    } else {
+        |_| true
+    };
     let filter = (!filter.is_empty()).then(|| Arc::new(filter.clone()));
     let keep = match reports {
         Some(true) => Keep {
             attention: MAX_ROWS.max(SHOWN),
             others: MAX_ROWS,
             scopes: true,
+            may_be_named,
         },
         Some(false) => Keep {
-            attention: SHOWN,
+            attention: if listing { NARROWING } else { SHOWN },
             others: 0,
             scopes: false,
+            may_be_named,
         },
         None => Keep {
             attention: 0,
             others: 0,
             scopes: false,
+            may_be_named,
         },
     };
     move || Kept {
@@ -409,6 +448,7 @@ fn kept_factory(
         filtered: Filtered {
             scope_hits: vec![false; filter.as_ref().map_or(0, |f| f.scopes.len())],
             facts: narrows.then(Vec::new),
+            attention: listing.then(Vec::new),
             ..Filtered::default()
         },
         calls: Vec::new(),
@@ -484,19 +524,85 @@ impl PageShare {
 /// the others stay with the input (`tool_of`).
 pub fn take_attention(report: &mut Report) {
     for ir in &mut report.inputs {
-        let Some(s) = ir.analysis.streamed.as_mut() else {
-            continue;
-        };
-        let product = std::mem::replace(&mut s.product, Box::new(()));
-        if let Ok(kept) = product.downcast::<(Vec<Call>, Unkept)>() {
-            let (calls, unkept) = *kept;
-            ir.analysis.calls = calls;
-            if let Some(f) = &unkept.filtered {
-                // Counts are of the calls that match, as after `filter::apply`.
-                s.tally = f.tally.clone();
-            }
-            s.product = Box::new(unkept);
+        take_input_attention(ir);
+    }
+}
+
+/// `take_attention` for one input; nothing for an input whose calls are back.
+fn take_input_attention(ir: &mut crate::batch::InputReport) {
+    let Some(s) = ir.analysis.streamed.as_mut() else {
+        return;
+    };
+    if !s.product.is::<(Vec<Call>, Unkept)>() {
+        return;
+    }
+    let product = std::mem::replace(&mut s.product, Box::new(()));
+    if let Ok(kept) = product.downcast::<(Vec<Call>, Unkept)>() {
+        let (calls, unkept) = *kept;
+        ir.analysis.calls = calls;
+        if let Some(f) = &unkept.filtered {
+            // Counts are of the calls that match, as after `filter::apply`.
+            s.tally = f.tally.clone();
         }
+        s.product = Box::new(unkept);
+    }
+}
+
+/// Narrows one input of a `--finding` run whose table or markdown report is written
+/// from what its sink kept (`attention_sinks(false, _)`), as soon as the input is
+/// judged, in input order: its calls go back to `calls` (`take_attention`), its
+/// findings and counts are narrowed (`filter::apply_input`), and of its calls the
+/// first `SHOWN` the findings name stay; the others named are counted.
+pub fn narrow_input(ir: &mut crate::batch::InputReport, filter: &Filter) {
+    take_input_attention(ir);
+    super::filter::apply_input(&mut ir.analysis, filter);
+    let a = &mut ir.analysis;
+    let Some(u) = unkept(a) else {
+        return;
+    };
+    let Some(f) = &u.filtered else {
+        return;
+    };
+    let Some(bits) = &f.attention else {
+        return;
+    };
+    let named: u64 = bits
+        .iter()
+        .zip(&f.matched)
+        .map(|(a, m)| u64::from((a & m).count_ones()))
+        .sum();
+    let had_more = u.unlisted > 0;
+    let stays: Vec<bool> = a.calls.iter().map(|c| f.matched(c.seq)).collect();
+    let (mut kept, mut gone) = (Vec::new(), Vec::new());
+    for (c, stays) in std::mem::take(&mut a.calls).into_iter().zip(stays) {
+        if stays {
+            kept.push(c);
+        } else {
+            gone.push(c);
+        }
+    }
+    let held = kept.len();
+    gone.extend(kept.drain(held.min(SHOWN)..));
+    a.calls = kept;
+    // A call let go leaves its tool, as one the sink let go does (`tool_of`).
+    if let Some(u) = unkept_mut(a) {
+        for c in &gone {
+            u.tools.add(c);
+        }
+    }
+    if had_more && held < SHOWN && (held as u64) < named {
+        a.notices.push(crate::ingest::Problem::notice(
+            crate::ingest::Kind::Cap,
+            crate::model::Locator::Input,
+            format!(
+                "cap: with --finding, the calls listed are those the findings name among the first {NARROWING} that need attention; {} more that they name are counted, not listed (--format jsonl lists them all)",
+                named - held as u64
+            ),
+        ));
+    }
+    let listed = a.calls.len() as u64;
+    if let Some(u) = unkept_mut(a) {
+        u.unlisted = named - listed;
     }
 }
 
@@ -958,6 +1064,82 @@ mod tests {
             "{{\"ts\":\"{ts}\",\"request\":{{\"method\":\"POST\",\"url\":\"http://h/mcp\",\"headers\":[[\"Mcp-Session-Id\",\"session-{:04}\"]],\"body\":\"{body}\"}},\"response\":{response}}}\n",
             i % 260
         )
+    }
+
+    /// `--finding` with the table or markdown: each input is narrowed as soon as it
+    /// is judged (`narrow_input`), keeping only the calls that need attention the
+    /// findings may name, and the reports, counts and findings are those of a run
+    /// that kept every call and filtered after; narrowed to NON_TERMINAL, a sink
+    /// keeps no call of another outcome (a server down for most of a log).
+    #[test]
+    fn finding_filters_narrow_each_input_as_a_whole_run_would() {
+        use crate::batch::{run_visiting, Progress};
+        use crate::report::filter::{apply, unmatched};
+        let dir = tempfile::tempdir().unwrap();
+        let failing = dir.path().join("failing.jsonl");
+        let mut text: String = (0..1_500).map(|i| logged_call(i, i, false)).collect();
+        for i in 1_500..1_530 {
+            text.push_str(&format!(
+                "{{\"ts\":\"2026-12-01T01:00:00.000Z\",\"request\":{{\"method\":\"POST\",\"url\":\"http://h/mcp\",\"body\":\"{{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":{i},\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{{\\\"name\\\":\\\"read_note\\\",\\\"arguments\\\":{{\\\"n\\\":{i}}}}}}}\"}}}}\n"
+            ));
+        }
+        std::fs::write(&failing, text).unwrap();
+        let mut inputs = samples_and_lab().to_vec();
+        inputs.push(Input::Path(failing.clone()));
+        let filters = [
+            Filter {
+                findings: vec![FindingKind::UnsafeReplay],
+                ..Filter::default()
+            },
+            Filter {
+                findings: vec![FindingKind::NonTerminal],
+                ..Filter::default()
+            },
+            Filter {
+                findings: vec![FindingKind::UnexplainedRepeat, FindingKind::NonTerminal],
+                tools: vec!["read_note".into()],
+                ..Filter::default()
+            },
+            Filter {
+                findings: vec![FindingKind::NonTerminal],
+                scopes: vec!["session".into()],
+                ..Filter::default()
+            },
+        ];
+        let mut narrowed = 0;
+        for f in &filters {
+            let mut whole = run(&inputs, &Config::default());
+            let all: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+            let config = Config {
+                call_sinks: Some(attention_sinks(false, f)),
+                ..Config::default()
+            };
+            let non_terminal_only = f.findings == [FindingKind::NonTerminal] && f.scopes.is_empty();
+            let mut lean = run_visiting(&inputs, &config, &Progress::default(), &mut |ir| {
+                if non_terminal_only && ir.path == failing.display().to_string() {
+                    let (calls, _) = parts(&ir.analysis).unwrap();
+                    assert_eq!(calls.len(), 30, "only the calls a finding may name");
+                }
+                narrow_input(ir, f)
+            });
+            take_attention(&mut lean);
+            assert_eq!(unmatched(&lean, f), unmatched(&whole, f), "{f:?}");
+            apply(&mut whole, f);
+            apply(&mut lean, f);
+            let kept: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+            narrowed += usize::from(kept < all);
+            for (w, l) in whole.inputs.iter().zip(&lean.inputs) {
+                let (w, l) = (&w.analysis, &l.analysis);
+                assert_eq!(l.call_count(), w.call_count(), "{f:?}");
+                for o in Outcome::ALL {
+                    assert_eq!(l.outcome_count(*o), w.outcome_count(*o), "{o} {f:?}");
+                }
+                assert_eq!(l.findings, w.findings, "{f:?}");
+                assert!(l.notices.len() == w.notices.len(), "no input was cut short");
+            }
+            same_reports(&whole, &lean);
+        }
+        assert_eq!(narrowed, filters.len(), "each filter drops some calls");
     }
 
     /// A run over many inputs keeps a page's share of calls, not every input's: each

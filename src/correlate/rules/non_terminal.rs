@@ -59,6 +59,13 @@ fn call(c: &CallFacts, out: &mut Vec<Finding>) {
     out.push(finding(c, why, severity));
 }
 
+/// Whether a call of `outcome` may be named by this rule: those alone, so that a
+/// report narrowed to this kind need keep no other call until the findings are
+/// known.
+pub fn may_name(outcome: Outcome) -> bool {
+    outcome.is_non_terminal() || outcome == Outcome::InputRequired
+}
+
 /// An INPUT_REQUIRED call no MRTR follow-up of its scope and tool came after.
 pub fn unfollowed(c: &CallFacts, out: &mut Vec<Finding>) {
     out.push(finding(
