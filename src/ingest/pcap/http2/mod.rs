@@ -13,7 +13,7 @@ mod hpack;
 
 pub use frame::plausible;
 
-use super::http1::body::{Content, Note, RequestCharge};
+use super::http1::body::{Charge, Content, Note, RequestCharge};
 use super::http1::{response_of, Caps, Closing, Ctx, Done, PartHead};
 use crate::ingest::inflate::Coding;
 use crate::ingest::{Kind, Level, Problem};
@@ -91,6 +91,8 @@ struct Stream {
     req_cut: bool,
     /// The request body's share of the capture's gauge, given back with the stream.
     req_charge: RequestCharge,
+    /// The decoded header fields' share of the capture's partial heads.
+    head_charge: Charge,
     /// A header block of this stream could not be decoded: its frames are ignored.
     lost: bool,
 }
@@ -108,6 +110,7 @@ impl Stream {
             diags: Vec::new(),
             req_cut: false,
             req_charge: RequestCharge::default(),
+            head_charge: Charge::default(),
             lost: false,
         }
     }
@@ -566,9 +569,39 @@ impl Http2 {
                 return;
             }
         };
+        // The decoded fields of open streams count against the capture's partial
+        // heads: HPACK lets a few bytes name a large table entry again and again, so
+        // a small capture could otherwise hold gigabytes of headers in open streams.
+        let bytes: usize = fields.iter().map(|(n, v)| n.len() + v.len() + 32).sum();
+        let held = self.streams.get(&id).map_or(0, |s| s.head_charge.bytes());
+        if bytes > cx.gauge.head_room() {
+            let why = format!(
+                "cap: the decoded headers of open streams over all connections reached {} MiB; the {}'s header block is not read, nor the rest of that stream (a fixed limit)",
+                cx.gauge.heads_budget() >> 20,
+                d.name()
+            );
+            self.problem(
+                Kind::Cap,
+                self.at(frame),
+                format!("HTTP/2 stream {id}: {why}"),
+                cx,
+            );
+            if let Some(s) = self.streams.get_mut(&id) {
+                s.lost = true;
+                self.cut(id, why, cx);
+            } else if d == Dir::Client && self.streams.len() < STREAMS_CAP {
+                let mut s = Stream::new(frame, ts);
+                s.lost = true;
+                self.streams.insert(id, s);
+            }
+            return;
+        }
         match d {
             Dir::Client => self.request_block(id, fields, b.end_stream, ts, frame, cx),
             Dir::Server => self.response_block(id, fields, b.end_stream, ts, frame, cx),
+        }
+        if let Some(s) = self.streams.get_mut(&id) {
+            s.head_charge.head(cx.gauge, held + bytes);
         }
     }
 

@@ -1,6 +1,7 @@
 //! HTTP/2 connections built frame by frame with an independent HPACK encoder, fed in
 //! pieces: what each stream became, how it ended, and what was reported.
 
+use super::super::http1::body::Gauge;
 use super::*;
 use crate::model::{Body, Exchange, HttpExchange, Payload};
 use crate::sse::Budget;
@@ -107,11 +108,21 @@ struct Run {
 /// Feeds the pieces (packet `i` is frame `i + 1`, at second `i`), cutting each piece
 /// where `cuts` says, then ends the capture.
 fn run(opening: Opening, pieces: &[Piece], cuts: &dyn Fn(usize, &[u8]) -> Vec<usize>) -> Run {
+    run_in(&Default::default(), opening, pieces, cuts)
+}
+
+/// `run`, counting against `gauge`.
+fn run_in(
+    gauge: &Gauge,
+    opening: Opening,
+    pieces: &[Piece],
+    cuts: &dyn Fn(usize, &[u8]) -> Vec<usize>,
+) -> Run {
     let (mut diags, mut out) = (Vec::new(), Vec::new());
     let mut cx = Ctx {
         diags: &mut diags,
         out: &mut out,
-        gauge: &Default::default(),
+        gauge,
     };
     let mut h = Http2::new(caps(), "10.0.0.2:80".into(), opening, 1, &mut cx);
     let mut last = 0;
@@ -561,6 +572,98 @@ fn a_header_block_past_its_cap_and_too_many_streams_are_reported() {
         "{}",
         r.diags.len()
     );
+}
+
+/// An HPACK integer with an `n`-bit prefix whose high bits are `flags` (RFC 7541
+/// §5.1).
+fn hpack_int(flags: u8, n: u32, mut v: usize) -> Vec<u8> {
+    let max = (1usize << n) - 1;
+    if v < max {
+        return vec![flags | v as u8];
+    }
+    let mut out = vec![flags | max as u8];
+    v -= max;
+    while v >= 128 {
+        out.push((v % 128) as u8 | 0x80);
+        v /= 128;
+    }
+    out.push(v as u8);
+    out
+}
+
+/// The decoded fields of open streams count against the capture's partial heads:
+/// a block of a few bytes that names a 30 KB table entry four times holds 120 KB
+/// until its stream ends. Past the budget a stream is not followed, named as a cap;
+/// streams that end give their bytes back, and a later one is followed again.
+#[test]
+fn decoded_headers_of_open_streams_share_the_capture_budget() {
+    let mut w = Wire::new();
+    // Stream 1: the table grown to 64 KiB, and a 30 KB value added to it.
+    let mut first = hpack_int(0x20, 5, 65_536);
+    first.extend([0x83, 0x86, 0x84, 0x40, 0x03]);
+    first.extend(b"x-a");
+    first.extend(hpack_int(0, 7, 30_000));
+    first.extend(vec![b'v'; 30_000]);
+    w.raw(
+        Dir::Client,
+        1,
+        frame::END_HEADERS | frame::END_STREAM,
+        1,
+        &first,
+    );
+    // Streams 3 to 41: each a block of 7 bytes naming that entry (index 62) 4 times.
+    let amp = [0x83, 0x86, 0x84, 0xbe, 0xbe, 0xbe, 0xbe];
+    for id in (3..=41).step_by(2) {
+        w.raw(
+            Dir::Client,
+            1,
+            frame::END_HEADERS | frame::END_STREAM,
+            id,
+            &amp,
+        );
+    }
+    // All answered, then one more stream that fits again.
+    for id in (1..=41).step_by(2) {
+        w.raw(
+            Dir::Server,
+            1,
+            frame::END_HEADERS | frame::END_STREAM,
+            id,
+            &[0x88],
+        );
+    }
+    w.raw(
+        Dir::Client,
+        1,
+        frame::END_HEADERS | frame::END_STREAM,
+        43,
+        &amp,
+    );
+    w.raw(
+        Dir::Server,
+        1,
+        frame::END_HEADERS | frame::END_STREAM,
+        43,
+        &[0x88],
+    );
+    let gauge = Gauge::with_heads(usize::MAX, 1 << 20);
+    let r = run_in(&gauge, Opening::Preface, &w.pieces, &|_, _| Vec::new());
+    let caps: Vec<&str> = r
+        .diags
+        .iter()
+        .filter(|d| d.message.contains("decoded headers of open streams"))
+        .map(|d| d.message.as_str())
+        .collect();
+    // 1 MiB holds the first stream and eight of 120 KB; the other 12 are cut.
+    assert_eq!(caps.len(), 12, "{:?}", r.diags);
+    assert!(caps[0].contains("reached 1 MiB"), "{caps:?}");
+    let ids: Vec<u32> = r
+        .out
+        .iter()
+        .filter_map(|x| http(x).tcp.and_then(|t| t.h2_stream))
+        .collect();
+    assert_eq!(ids, [1, 3, 5, 7, 9, 11, 13, 15, 17, 43]);
+    assert_eq!(gauge.used(), 0, "every stream gave its bytes back");
 }
 
 #[test]
