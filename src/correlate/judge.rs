@@ -73,6 +73,8 @@ pub struct Judge {
     findings: Vec<(Arc<str>, Finding)>,
     /// What the hooks of the call being judged raise.
     scratch: Vec<Finding>,
+    /// The input of findings an observation raised (none: the caller's one input).
+    no_input: Arc<str>,
     calls: u64,
     /// Where findings past `FINDINGS_IN_MEMORY` go, when the judge may move them.
     spill: Option<Spill>,
@@ -98,6 +100,7 @@ impl Judge {
             judged: Judged::default(),
             findings: Vec::new(),
             scratch: Vec::new(),
+            no_input: Arc::from(""),
             calls: 0,
             spill: None,
         }
@@ -192,11 +195,7 @@ impl Judge {
         let input = &later.input;
         self.findings
             .extend(self.scratch.drain(..).map(|f| (input.clone(), f)));
-        if self.findings.len() >= FINDINGS_IN_MEMORY {
-            if let Some(spill) = &mut self.spill {
-                spill.run(&mut self.findings);
-            }
-        }
+        self.spill_if_full();
         if later.mrtr_followup {
             self.awaiting_followup
                 .retain(|c| !(c.scope == later.scope && c.tool == later.tool));
@@ -325,6 +324,30 @@ impl Judge {
         self.cold.len()
     }
 
+    /// Judges `o` now rather than at the end (`finish`), for an observation whose
+    /// rule reads nothing of the calls judged; in the order they were made.
+    pub fn observe(&mut self, o: &Observation) {
+        for r in RULES {
+            if let Some(hook) = r.hooks.observation {
+                hook(o, &self.judged, &mut self.scratch);
+            }
+        }
+        let none = &self.no_input;
+        self.findings
+            .extend(self.scratch.drain(..).map(|f| (none.clone(), f)));
+        self.spill_if_full();
+    }
+
+    /// Moves the findings in memory to disk once there are `FINDINGS_IN_MEMORY`,
+    /// where the judge may (`spill_findings`).
+    fn spill_if_full(&mut self) {
+        if self.findings.len() >= FINDINGS_IN_MEMORY {
+            if let Some(spill) = &mut self.spill {
+                spill.run(&mut self.findings);
+            }
+        }
+    }
+
     /// Ends the partition: judges the observations and the unanswered
     /// `input_required` calls, and returns the findings in report order.
     pub fn finish(self, observations: &[Observation]) -> Vec<Finding> {
@@ -341,12 +364,20 @@ impl Judge {
         observations: &[Observation],
         inputs: &[Arc<str>],
     ) -> Vec<(Arc<str>, Finding)> {
+        self.judge_the_rest(observations, inputs);
+        self.findings
+    }
+
+    /// Judges the observations and the unanswered `input_required` calls, moving
+    /// findings to disk as they pile up where the judge may, and sorts those left in
+    /// memory.
+    fn judge_the_rest(&mut self, observations: &[Observation], inputs: &[Arc<str>]) {
         for c in std::mem::take(&mut self.awaiting_followup) {
             non_terminal::unfollowed(&c, &mut self.scratch);
             self.findings
                 .extend(self.scratch.drain(..).map(|f| (c.input.clone(), f)));
         }
-        let none: Arc<str> = Arc::from("");
+        let none = self.no_input.clone();
         for r in RULES {
             if let Some(hook) = r.hooks.observation {
                 for (i, o) in observations.iter().enumerate() {
@@ -354,13 +385,13 @@ impl Judge {
                     let input = inputs.get(i).unwrap_or(&none);
                     self.findings
                         .extend(self.scratch.drain(..).map(|f| (input.clone(), f)));
+                    self.spill_if_full();
                 }
             }
         }
         // In the order of the input, so a report reads like the capture; among
         // findings about one place, in the rules' order, then as raised.
         self.findings.sort_by(report_order);
-        self.findings
     }
 
     /// `finish` for a judge that may have moved findings to disk: those findings,
@@ -369,9 +400,9 @@ impl Judge {
         mut self,
         observations: &[Observation],
     ) -> Result<SpilledFindings, Vec<Finding>> {
-        let spill = self.spill.take();
-        let sorted = self.finish_with_inputs(observations, &[]);
-        match spill {
+        self.judge_the_rest(observations, &[]);
+        let sorted = std::mem::take(&mut self.findings);
+        match self.spill.take() {
             Some(s) => s.finish(sorted),
             None => Err(sorted),
         }

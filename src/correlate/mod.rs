@@ -483,6 +483,10 @@ const RELEASE_AT: usize = 8192;
 /// work of judging and writing them even, so that on two threads the reading
 /// thread does not wait behind a burst of thousands of records.
 const RELEASE_STEP: usize = 1024;
+
+/// Observations a streaming correlator lets wait before it looks them over between
+/// releases of calls (`Correlator::observe`).
+const OBSERVATIONS_STEP: usize = 4096;
 /// Stdio requests that wait for their responses at most; past it the oldest
 /// `RELEASE_STEP` are judged unanswered (`make_room_for_a_request`).
 const STDIO_WAITING_AT_MOST: usize = RELEASE_AT;
@@ -557,7 +561,16 @@ pub struct Correlator {
     observations: Vec<(u64, Observation)>,
     /// Observations whose calls were released, with their order of creation.
     released_obs: Vec<(u64, Observation)>,
+    /// A streaming correlator's released observations that the rules judge alone
+    /// (`Observation::reads_the_calls_judged`), waiting only for an older one of
+    /// the same place to be released: they are judged in the order they were made,
+    /// as they would be at the end, then let go, so that a log of a million stray
+    /// responses holds none of them.
+    judgeable_obs: Vec<(u64, Observation)>,
     observations_made: u64,
+    /// How many observations may wait before a streaming correlator looks them over
+    /// without a release of calls (`observe`).
+    observations_release_at: usize,
     /// Stage 2, fed as calls are released.
     judge: judge::Judge,
     /// The final `seq` of the next call released.
@@ -1002,10 +1015,15 @@ impl Correlator {
         c
     }
 
-    /// Records what a pairer saw, numbered so the rules see them in this order.
+    /// Records what a pairer saw, numbered so the rules see them in this order. A
+    /// streaming correlator looks over them as they pile up, not only when calls are
+    /// released: a log of stray responses and no calls would hold them all.
     fn observe(&mut self, o: Observation) {
         self.observations_made += 1;
         self.observations.push((self.observations_made, o));
+        if self.emit.is_some() && self.observations.len() >= self.observations_release_at {
+            self.release_observations(&HashMap::default(), false);
+        }
     }
 
     /// A shared copy of `s`: a large capture's calls repeat a handful of scopes,
@@ -1321,7 +1339,14 @@ impl Correlator {
         // held, so that many held streams do not make each exchange sort them again.
         self.release_at =
             self.pending.len() + RELEASE_STEP.max(self.open.len() + self.legacy.waiting_count());
-        // Observations that name a released call (or none) are final.
+        self.release_observations(&renumber, all);
+    }
+
+    /// Makes final the observations that name a released call (`renumber`: its old
+    /// `seq` to its final one) or none; with `all`, every one. A streaming
+    /// correlator judges those its rules judge alone at once, in the order they were
+    /// made, and lets them go.
+    fn release_observations(&mut self, renumber: &HashMap<usize, usize>, all: bool) {
         let pending = std::mem::take(&mut self.observations);
         for (made, mut o) in pending {
             let call = match &mut o {
@@ -1341,12 +1366,36 @@ impl Correlator {
                     None => all,
                 },
             };
-            if ready {
-                self.released_obs.push((made, o));
-            } else {
+            if !ready {
                 self.observations.push((made, o));
+            } else if self.emit.is_some() && !o.reads_the_calls_judged() {
+                self.judgeable_obs.push((made, o));
+            } else {
+                self.released_obs.push((made, o));
             }
         }
+        if !self.judgeable_obs.is_empty() {
+            // Findings are ordered by place and kind, and only among those of one
+            // place as raised: one waits only for an older observation of its place.
+            let waiting: HashSet<&Locator> = self
+                .observations
+                .iter()
+                .filter_map(|(_, o)| o.locator())
+                .collect();
+            self.judgeable_obs.sort_by_key(|(m, _)| *m);
+            let mut later = Vec::new();
+            for (made, o) in std::mem::take(&mut self.judgeable_obs) {
+                if o.locator().is_some_and(|l| waiting.contains(l)) {
+                    later.push((made, o));
+                } else {
+                    self.judge.observe(&o);
+                }
+            }
+            self.judgeable_obs = later;
+        }
+        // The next pass over them comes when as many more were made: observations
+        // that wait for their calls are not looked at again for each new one.
+        self.observations_release_at = OBSERVATIONS_STEP.max(2 * self.observations.len());
     }
 
     /// Ends the input: closes what is still open and runs the cross-call rules.
@@ -2554,6 +2603,59 @@ mod spent_tests {
         fn finish(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
             Box::new(())
         }
+    }
+
+    /// A streaming correlator judges the observations its rules judge alone as they
+    /// come, in the order they were made, and lets them go: a transcript of 20,000
+    /// stray responses, with a call between them whose success reads like an error,
+    /// holds a few thousand at most, not all, and its findings are those of the
+    /// whole input judged at its end.
+    #[test]
+    fn observations_judged_alone_are_judged_as_they_come_and_let_go() {
+        use crate::model::Direction::{ClientToServer, ServerToClient};
+        const STRAYS: u64 = 20_000;
+        let lines: Vec<Exchange> = (0..STRAYS)
+            .flat_map(|i| {
+                let mut v = vec![stdio_line(
+                    3 * i + 1,
+                    ServerToClient,
+                    &format!(r#"{{"jsonrpc":"2.0","id":"stray-{i}","result":{{}}}}"#),
+                )];
+                if i % 1000 == 0 {
+                    v.push(stdio_line(3 * i + 2, ClientToServer, &format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"tools/call","params":{{"name":"t","arguments":{{"i":{i}}}}}}}"#)));
+                    v.push(stdio_line(3 * i + 3, ServerToClient, &format!(r#"{{"jsonrpc":"2.0","id":{i},"result":{{"content":[{{"type":"text","text":"Error: no such file"}}]}}}}"#)));
+                }
+                v
+            })
+            .collect();
+        let mut whole = Correlator::new();
+        for x in &lines {
+            whole.exchange(x.clone());
+        }
+        let whole = whole.finish();
+        let n = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let mut c = Correlator::streaming(RetryWindows::default(), Box::new(Count(n.clone())));
+        let mut most = 0;
+        for x in lines {
+            c.exchange(x);
+            most = most.max(c.observations.len() + c.judgeable_obs.len() + c.released_obs.len());
+        }
+        assert!(
+            most <= OBSERVATIONS_STEP,
+            "{most} observations held at once"
+        );
+        let streamed = c.finish();
+        assert!(streamed.observations.is_empty());
+        let kinds = |a: &Analysis| -> Vec<(FindingKind, Vec<Locator>)> {
+            a.all_findings()
+                .unwrap()
+                .into_iter()
+                .map(|f| (f.kind, f.locators))
+                .collect()
+        };
+        let want = kinds(&whole);
+        assert_eq!(want.len() as u64, STRAYS + STRAYS / 1000);
+        assert_eq!(kinds(&streamed), want);
     }
 
     #[test]

@@ -81,6 +81,30 @@ pub enum Observation {
 }
 
 impl Observation {
+    /// Whether its rule reads what the judge learnt from the calls: a request id
+    /// sent again with the same call, which the repeat rules may already have
+    /// reported as a retry. The others are judged alone.
+    pub fn reads_the_calls_judged(&self) -> bool {
+        matches!(
+            self,
+            Observation::IdReuse {
+                same_call: true,
+                ..
+            }
+        )
+    }
+
+    /// Where it was seen (the first place, for a reconnection): the place its
+    /// finding is reported at.
+    pub fn locator(&self) -> Option<&Locator> {
+        match self {
+            Observation::StrayResponse { locator, .. }
+            | Observation::IdReuse { locator, .. }
+            | Observation::ErrorText { locator, .. } => Some(locator),
+            Observation::Reconnect { locators, .. } => locators.first(),
+        }
+    }
+
     /// The scope it was seen in.
     pub fn scope(&self) -> &Scope {
         match self {
