@@ -1761,3 +1761,57 @@ fn finding_with_the_table_keeps_a_bounded_share_and_says_when_it_lists_fewer() {
         assert_eq!(out.matches("NON_TERMINAL ┆").count(), 100, "{out}");
     }
 }
+
+/// A server that stopped answering raises a finding per call. The table lists an
+/// input's first 1,000 findings, markdown the run's first 1,000 and the page its
+/// first 2,000, most severe first, and each counts the rest (the table and markdown
+/// used to hold and print every one: 800 MB for 100,000 calls never answered).
+#[test]
+fn the_human_reports_list_the_first_findings_and_count_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("never-answered.jsonl");
+    let mut text = String::new();
+    for i in 0..2_100 {
+        let body = json!({"jsonrpc": "2.0", "id": i, "method": "tools/call", "params": {"name": "t", "arguments": {"n": i}}});
+        let rec = json!({
+            "ts": format!("2026-12-02T08:{:02}:{:02}.000Z", i / 60 % 60, i % 60),
+            "request": {"method": "POST", "url": "http://h/mcp", "headers": [["content-type", "application/json"]], "body": body.to_string()},
+        });
+        text.push_str(&format!("{rec}\n"));
+    }
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let run = |format: &str| {
+        let out = analyze(&[p, "--format", format, "--width", "200"]);
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let table = run("table");
+    assert_eq!(
+        table.matches("MEDIUM   ┆ NON_TERMINAL").count(),
+        1_000,
+        "{table}"
+    );
+    assert!(table.contains("1100 more findings (all are listed with --format jsonl)"));
+    // The first findings by the calls they name: call 0 is listed, call 2099 not.
+    assert!(table.contains("t call 0 (NO_RESPONSE) has no terminal result"));
+    assert!(table.contains("t call 999 (NO_RESPONSE) has no terminal result"));
+    assert!(!table.contains("t call 1000 (NO_RESPONSE) has no terminal result"));
+    let markdown = run("markdown");
+    assert!(
+        markdown.contains("The first 1000 of 2100 findings"),
+        "{markdown}"
+    );
+    assert_eq!(
+        markdown.matches("| MEDIUM | NON\\_TERMINAL |").count(),
+        1_000
+    );
+    let page = run("html");
+    assert!(page.contains("The first 2000 of 2100 findings"));
+    assert_eq!(page.matches("data-kind=\"NON_TERMINAL\"").count(), 2_000);
+    // Counts are of every finding.
+    assert!(
+        markdown.contains("2100 findings: 2100 MEDIUM."),
+        "{markdown}"
+    );
+    assert!(page.contains("2100 findings; the worst is NON_TERMINAL"));
+}

@@ -18,7 +18,6 @@ use crate::explain;
 use crate::model::{End, FindingKind, Locator, Outcome, Severity, Timestamp};
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 use serde::Serialize;
-use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::io::{self, Write};
 
@@ -123,21 +122,17 @@ pub fn write(report: &Report, w: &mut dyn Write) -> io::Result<()> {
 
 /// Writes the page with the given run facts (tests fix them).
 pub fn write_with(report: &Report, meta: &Meta, w: &mut dyn Write) -> io::Result<()> {
-    // A lean run may have moved an input's findings to disk: read back here.
-    let findings = report
+    // Held or read back from disk where a lean run moved them: the first
+    // `MAX_FINDINGS`, and those that name a call the page lists, are kept.
+    let held: Vec<std::collections::HashSet<usize>> = report
         .inputs
         .iter()
-        .map(|ir| {
-            let a = &ir.analysis;
-            Ok(
-                match a.streamed.as_ref().and_then(|s| s.findings.as_ref()) {
-                    Some(_) => Cow::Owned(a.all_findings()?),
-                    None => Cow::Borrowed(a.findings.as_slice()),
-                },
-            )
-        })
-        .collect::<io::Result<Vec<_>>>()?;
-    let page = Page::new(report, &findings);
+        .map(|ir| ir.analysis.calls.iter().map(|c| c.seq).collect())
+        .collect();
+    let selected = super::shown::select(report, MAX_FINDINGS, &|i, f| {
+        f.calls.iter().any(|s| held[i].contains(s))
+    })?;
+    let page = Page::new(report, &selected);
     w.write_all(page.render(meta).into_string().as_bytes())
 }
 
@@ -153,8 +148,8 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 /// Everything the page shows, indexed once.
 struct Page<'a> {
     report: &'a Report,
-    /// Per input: its findings.
-    findings: &'a [Cow<'a, [Finding]>],
+    /// The findings listed and those naming a call listed, with the counts of all.
+    selected: &'a super::shown::Selected,
     /// Per input: the findings naming each call `seq`.
     by_call: Vec<HashMap<usize, Vec<&'a Finding>>>,
     /// `(input, index in its calls)` of the calls listed, in input order.
@@ -174,8 +169,9 @@ fn needs_attention(c: &Call) -> bool {
 }
 
 impl<'a> Page<'a> {
-    fn new(report: &'a Report, findings: &'a [Cow<'a, [Finding]>]) -> Page<'a> {
-        let by_call = findings
+    fn new(report: &'a Report, selected: &'a super::shown::Selected) -> Page<'a> {
+        let by_call = selected
+            .per_input
             .iter()
             .map(|fs| {
                 let mut m: HashMap<usize, Vec<&Finding>> = HashMap::new();
@@ -216,7 +212,7 @@ impl<'a> Page<'a> {
             .collect();
         Page {
             report,
-            findings,
+            selected,
             by_call,
             scopes,
             rows,
@@ -253,16 +249,6 @@ impl<'a> Page<'a> {
         Some(((t.0 - b.0) / 1_000) as f64 / 1_000.0)
     }
 
-    fn findings(&self) -> impl Iterator<Item = (usize, &'a InputReport, &'a Finding)> + '_ {
-        let findings: &'a [Cow<'a, [Finding]>] = self.findings;
-        self.report
-            .inputs
-            .iter()
-            .zip(findings)
-            .enumerate()
-            .flat_map(|(i, (ir, fs))| fs.iter().map(move |f| (i, ir, f)))
-    }
-
     fn render(&self, meta: &Meta) -> Markup {
         html! {
             (DOCTYPE)
@@ -296,7 +282,7 @@ impl<'a> Page<'a> {
             .filter(|o| !o.is_success())
             .map(|o| self.outcome_count(*o))
             .sum();
-        let findings: Vec<&Finding> = self.findings().map(|(_, _, f)| f).collect();
+        let findings = self.selected.counts.total() as usize;
         let mut s = if calls == 0 {
             format!(
                 "No tools/call in {}.",
@@ -322,11 +308,11 @@ impl<'a> Page<'a> {
                 by.join(", ")
             )
         };
-        match findings.iter().max_by_key(|f| f.severity) {
+        match &self.selected.worst {
             None => s.push_str(" No findings."),
             Some(worst) => s.push_str(&format!(
                 " {}; the worst is {} ({}): {}.",
-                plural(findings.len(), "finding", "findings"),
+                plural(findings, "finding", "findings"),
                 worst.kind,
                 worst.severity,
                 worst.detail.trim_end_matches('.')
@@ -356,16 +342,11 @@ impl<'a> Page<'a> {
         let kinds: Vec<(FindingKind, Severity, usize)> = FindingKind::ALL
             .iter()
             .filter_map(|k| {
-                let fs: Vec<&Finding> = self
-                    .findings()
-                    .map(|(_, _, f)| f)
-                    .filter(|f| f.kind == *k)
-                    .collect();
-                let worst = fs.iter().map(|f| f.severity).max()?;
-                Some((*k, worst, fs.len()))
+                let (worst, n) = self.selected.kinds.get(k)?;
+                Some((*k, *worst, *n as usize))
             })
             .collect();
-        let worst = self.findings().map(|(_, _, f)| f.severity).max();
+        let worst = self.selected.kinds.values().map(|(s, _)| *s).max();
         let tone = match worst {
             Some(Severity::High) => "bad",
             Some(Severity::Medium) => "warn",
@@ -413,13 +394,17 @@ impl<'a> Page<'a> {
     }
 
     fn findings_section(&self) -> Markup {
-        let mut all: Vec<(usize, &InputReport, &Finding)> = self.findings().collect();
+        // Most severe first; within one severity, the input's order.
+        let all: Vec<(usize, &InputReport, &Finding)> = self
+            .selected
+            .listed(MAX_FINDINGS)
+            .into_iter()
+            .map(|(i, f)| (i, &self.report.inputs[i], f))
+            .collect();
         if all.is_empty() {
             return html! {};
         }
-        // Most severe first; within one severity, the input's order.
-        all.sort_by_key(|(_, _, f)| std::cmp::Reverse(f.severity));
-        let total = all.len();
+        let total = self.selected.counts.total() as usize;
         html! {
             section id="findings" {
                 h2 { "Findings" }
@@ -528,7 +513,7 @@ impl<'a> Page<'a> {
                     code { (ir.path) } " — " (ir.format.as_str()) ", "
                     (plural(calls, "tools/call", "tools/call"))
                     @if failing > 0 { ", " span class="bad-text" { (failing) " did not succeed" } }
-                    ", " (plural(self.findings[i].len(), "finding", "findings"))
+                    ", " (plural(self.selected.input_counts[i] as usize, "finding", "findings"))
                 }
                 @if let Some(e) = &ir.error { p class="error" { "Could not be read: " (e) } }
                 @if !a.problems.is_empty() || !a.notices.is_empty() {
@@ -648,7 +633,7 @@ impl<'a> Page<'a> {
             .copied()
             .filter(|o| self.outcome_count(*o) > 0)
             .collect();
-        let kinds: BTreeSet<FindingKind> = self.findings().map(|(_, _, f)| f.kind).collect();
+        let kinds: BTreeSet<FindingKind> = self.selected.kinds.keys().copied().collect();
         let subjects: Vec<explain::Subject> = outcomes
             .into_iter()
             .map(explain::Subject::Outcome)

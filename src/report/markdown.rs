@@ -14,6 +14,8 @@ use std::io::{self, Write};
 /// Call sections at most: a ticket with thousands of sections helps nobody, and
 /// GitHub cuts long bodies.
 const MAX_SECTIONS: usize = 100;
+/// Findings the report lists, most severe first; past it they are counted.
+const MAX_FINDINGS: usize = 1_000;
 // The sections come from the calls each input lists (`kept::SHOWN`).
 const _: () = assert!(super::kept::SHOWN >= MAX_SECTIONS);
 
@@ -173,7 +175,7 @@ fn outcome_total(report: &Report, o: Outcome) -> usize {
         .sum()
 }
 
-fn verdict_line(report: &Report, findings: &[Vec<Finding>]) -> String {
+fn verdict_line(report: &Report, selected: &super::shown::Selected) -> String {
     let calls = report
         .inputs
         .iter()
@@ -184,7 +186,7 @@ fn verdict_line(report: &Report, findings: &[Vec<Finding>]) -> String {
         .filter(|o| !o.is_success())
         .map(|o| outcome_total(report, *o))
         .sum::<usize>();
-    let findings: Vec<&Finding> = findings.iter().flatten().collect();
+    let counts = &selected.counts;
     let unreadable = report
         .inputs
         .iter()
@@ -214,22 +216,22 @@ fn verdict_line(report: &Report, findings: &[Vec<Finding>]) -> String {
             by.join(", ")
         )
     };
-    if findings.is_empty() {
+    if counts.total() == 0 {
         s.push_str(" No findings.");
     } else {
         let mut by: Vec<String> = Vec::new();
         for sev in Severity::ALL.iter().rev() {
-            let n = findings.iter().filter(|f| f.severity == *sev).count();
+            let n = counts.of(*sev);
             if n > 0 {
                 by.push(format!("{n} {sev}"));
             }
         }
         s.push_str(&format!(
             " {}: {}.",
-            plural(findings.len(), "finding", "findings"),
+            plural(counts.total() as usize, "finding", "findings"),
             by.join(", ")
         ));
-        if let Some(worst) = findings.iter().max_by_key(|f| f.severity) {
+        if let Some(worst) = &selected.worst {
             s.push_str(&format!(
                 " Worst: **{}** — {}.",
                 escape(worst.kind.as_str()),
@@ -255,20 +257,30 @@ fn verdict_line(report: &Report, findings: &[Vec<Finding>]) -> String {
     s
 }
 
-fn write_findings(report: &Report, findings: &[Vec<Finding>], w: &mut dyn Write) -> io::Result<()> {
-    let mut all: Vec<(&InputReport, &Finding)> = report
-        .inputs
-        .iter()
-        .zip(findings)
-        .flat_map(|(i, fs)| fs.iter().map(move |f| (i, f)))
+fn write_findings(
+    report: &Report,
+    selected: &super::shown::Selected,
+    w: &mut dyn Write,
+) -> io::Result<()> {
+    // Most severe first; the order inside one severity is the input order.
+    let all: Vec<(&InputReport, &Finding)> = selected
+        .listed(MAX_FINDINGS)
+        .into_iter()
+        .map(|(i, f)| (&report.inputs[i], f))
         .collect();
     if all.is_empty() {
         return Ok(());
     }
-    // Most severe first; the order inside one severity is the input order.
-    all.sort_by_key(|(_, f)| std::cmp::Reverse(f.severity));
     writeln!(w, "## Findings")?;
     writeln!(w)?;
+    let total = selected.counts.total();
+    if total > MAX_FINDINGS as u64 {
+        writeln!(
+            w,
+            "The first {MAX_FINDINGS} of {total} findings, most severe first; narrow with `--finding`, `--tool` or `--scope` to see the others (`--format jsonl` lists them all)."
+        )?;
+        writeln!(w)?;
+    }
     writeln!(
         w,
         "| severity | finding | input | where | ids | tool | detail |"
@@ -310,7 +322,7 @@ fn write_findings(report: &Report, findings: &[Vec<Finding>], w: &mut dyn Write)
     writeln!(w)?;
     // The reader of a ticket has no mcpsift to ask: say what each kind means.
     for k in FindingKind::ALL {
-        if findings.iter().flatten().any(|f| f.kind == *k) {
+        if selected.kinds.contains_key(k) {
             writeln!(
                 w,
                 "- **{}:** {}",
@@ -655,15 +667,23 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
         head.push_str(&header(run, report));
     }
     // Held or read back from disk: a run that keeps only the calls its reports
-    // show streams its findings too.
-    let all_findings: Vec<Vec<Finding>> = report
+    // show streams its findings too. The first `MAX_FINDINGS` are listed, and
+    // those that name a call listed.
+    let listed_calls: Vec<std::collections::HashSet<usize>> = report
         .inputs
         .iter()
-        .map(|ir| ir.analysis.all_findings())
-        .collect::<io::Result<_>>()?;
+        .map(|ir| {
+            let (listed, _) = super::kept::attention(&ir.analysis);
+            listed.iter().map(|c| c.seq).collect()
+        })
+        .collect();
+    let selected = super::shown::select(report, MAX_FINDINGS, &|i, f| {
+        f.calls.iter().any(|s| listed_calls[i].contains(s))
+    })?;
+    let all_findings = &selected.per_input;
     head.push_str(&format!(
         "**Verdict:** {}\n\n",
-        verdict_line(report, &all_findings)
+        verdict_line(report, &selected)
     ));
     if !report.filters.is_empty() {
         head.push_str(&format!("Filtered: {}.\n\n", escape(&report.filters)));
@@ -674,13 +694,13 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
             plural(report.baseline_accepted, "finding", "findings")
         ));
     }
-    let findings = section(|w| write_findings(report, &all_findings, w))?;
+    let findings = section(|w| write_findings(report, &selected, w))?;
     let inputs = section(|w| write_inputs(report, w))?;
     // Sections for the first calls that need attention, of every input's first
     // `kept::SHOWN`; the others are counted.
     let mut attention: Vec<(&InputReport, &[Finding], &Call)> = Vec::new();
     let mut unlisted = 0;
-    for (ir, fs) in report.inputs.iter().zip(&all_findings) {
+    for (ir, fs) in report.inputs.iter().zip(all_findings) {
         let (listed, more) = super::kept::attention(&ir.analysis);
         attention.extend(listed.into_iter().map(|c| (ir, fs.as_slice(), c)));
         unlisted += more as usize;

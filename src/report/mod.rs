@@ -12,6 +12,7 @@ pub mod jsonl;
 pub mod kept;
 pub mod markdown;
 pub mod redact;
+pub mod shown;
 pub mod summary;
 mod table;
 

@@ -36,6 +36,9 @@ fn new_table(opts: &HumanOptions) -> Table {
     t
 }
 
+/// Findings an input's table lists, most severe first; past it they are counted.
+const SHOWN_FINDINGS: usize = 1_000;
+
 /// Why a call is worth a look, in one line.
 pub(crate) fn why(c: &Call) -> String {
     let ev = &c.verdict.evidence;
@@ -345,8 +348,7 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 "  {unlisted} more calls that need attention (all are listed with --format jsonl)"
             )?;
         }
-        let mut findings = a.all_findings()?;
-        findings.sort_by(|x, y| y.severity.cmp(&x.severity).then(x.calls.cmp(&y.calls)));
+        let (findings, more_findings) = super::shown::first_of_input(a, SHOWN_FINDINGS)?;
         if !findings.is_empty() {
             let rows: Vec<Row> = findings
                 .iter()
@@ -378,6 +380,12 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
                 opts,
                 &["severity", "finding", "ids", "where", "detail"],
                 &rows,
+            )?;
+        }
+        if more_findings > 0 {
+            writeln!(
+                w,
+                "  {more_findings} more findings (all are listed with --format jsonl)"
             )?;
         }
         writeln!(w)?;
