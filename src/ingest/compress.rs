@@ -1,7 +1,7 @@
 //! Compressed inputs: gzip, zstd, bzip2 and xz, told apart by their magic bytes and
 //! undone as streams (all decoders are pure Rust). The caller caps what each one
 //! may expand to (`--max-decompressed-bytes`); the decoders' own memory is bounded
-//! too (zstd's window by ruzstd, xz's dictionary by `XZ_MEMORY_KIB`, bzip2's
+//! too (zstd's window by `ZSTD_WINDOW_MAX`, xz's dictionary by `XZ_MEMORY_KIB`, bzip2's
 //! blocks by the format).
 
 use super::IngestError;
@@ -74,10 +74,64 @@ struct ZstdFrames<'a> {
 
 impl<'a> ZstdFrames<'a> {
     fn new(reader: Box<dyn BufRead + 'a>) -> Result<Self, IngestError> {
+        let reader = window_checked(reader).map_err(|e| IngestError::Malformed(e.to_string()))?;
         let frame = ruzstd::decoding::StreamingDecoder::new(reader)
             .map_err(|e| IngestError::Malformed(format!("zstd data that cannot be read: {e}")))?;
         Ok(ZstdFrames { frame: Some(frame) })
     }
+}
+
+/// The largest zstd window a frame may ask for: zstd's own decoder refuses more
+/// unless told otherwise (`--long=31`, `--memory`). The decoder holds the window,
+/// and ruzstd 0.8 checks no first frame's: a 3 MB input asking for 2 GiB took
+/// 500 MB, and more as it went on.
+const ZSTD_WINDOW_MAX: u64 = 128 << 20;
+
+/// `reader` as it was, once the header of the zstd frame at its start is read and
+/// its window found within `ZSTD_WINDOW_MAX` (RFC 8878 §3.1.1.1: the window
+/// descriptor, or the content size of a single-segment frame). Anything else (a
+/// skippable frame, a header cut short) is left to the decoder to judge.
+fn window_checked<'a>(mut reader: Box<dyn BufRead + 'a>) -> io::Result<Box<dyn BufRead + 'a>> {
+    let mut head = Vec::with_capacity(18);
+    (&mut reader).take(18).read_to_end(&mut head)?;
+    if let Some(window) = zstd_window(&head).filter(|w| *w > ZSTD_WINDOW_MAX) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "zstd: a frame asks for a {} MiB window, past the {} MiB this reader holds (written with zstd --long); decompress it first, e.g. `zstd -dc --long=31 FILE | mcpsift analyze -`",
+                window >> 20,
+                ZSTD_WINDOW_MAX >> 20
+            ),
+        ));
+    }
+    Ok(Box::new(io::Cursor::new(head).chain(reader)))
+}
+
+/// The window a zstd frame header asks for; `None` when `head` is no whole frame
+/// header.
+fn zstd_window(head: &[u8]) -> Option<u64> {
+    if head.get(..4)? != [0x28, 0xb5, 0x2f, 0xfd] {
+        return None;
+    }
+    let fhd = *head.get(4)?;
+    let single = fhd & 0x20 != 0;
+    let mut at = 5;
+    let mut window = 0;
+    if !single {
+        let wd = *head.get(5)?;
+        let base = 1u64 << (10 + u32::from(wd >> 3));
+        window = base + base / 8 * u64::from(wd & 7);
+        at = 6;
+    }
+    at += [0, 1, 2, 4][usize::from(fhd & 3)];
+    if single {
+        let size = [1, 2, 4, 8][usize::from(fhd >> 6)];
+        let bytes = head.get(at..at + size)?;
+        let mut le = [0u8; 8];
+        le[..size].copy_from_slice(bytes);
+        window = u64::from_le_bytes(le) + if size == 2 { 256 } else { 0 };
+    }
+    Some(window)
 }
 
 impl Read for ZstdFrames<'_> {
@@ -101,7 +155,7 @@ impl Read for ZstdFrames<'_> {
             if rest.fill_buf()?.is_empty() {
                 return Ok(0);
             }
-            let next = ruzstd::decoding::StreamingDecoder::new(rest)
+            let next = ruzstd::decoding::StreamingDecoder::new(window_checked(rest)?)
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, format!("zstd: {e}")))?;
             self.frame = Some(next);
         }
@@ -146,6 +200,42 @@ mod tests {
             read_all(Compression::Zstd, data).unwrap(),
             b"first\nsecond\n"
         );
+    }
+
+    /// A frame asking for a window past `ZSTD_WINDOW_MAX` is refused before the
+    /// decoder holds it, first frame or later one, by its window descriptor or, for
+    /// a single-segment frame, its content size; one within it reads.
+    #[test]
+    fn a_zstd_window_past_the_cap_is_refused_before_it_is_held() {
+        use ruzstd::encoding::{compress_to_vec, CompressionLevel};
+        const MAGIC: [u8; 4] = [0x28, 0xb5, 0x2f, 0xfd];
+        // Window descriptor: exponent 21 (2 GiB), then 2^27 + 3/8 of it.
+        assert_eq!(
+            zstd_window(&[&MAGIC[..], &[0x00, 21 << 3]].concat()),
+            Some(2 << 30)
+        );
+        assert_eq!(
+            zstd_window(&[&MAGIC[..], &[0x00, (17 << 3) | 3]].concat()),
+            Some((128 << 20) + (48 << 20))
+        );
+        // Single segment, a 4-byte content size of 300 MiB, after a 1-byte dictionary id.
+        let single = [&MAGIC[..], &[0xa1, 7], &(300u32 << 20).to_le_bytes()[..]].concat();
+        assert_eq!(zstd_window(&single), Some(300 << 20));
+        assert_eq!(zstd_window(&MAGIC), None, "a header cut short");
+        let huge = [&MAGIC[..], &[0x00, 21 << 3], &[0u8; 40][..]].concat();
+        let e = read_all(Compression::Zstd, huge.clone())
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("2048 MiB window") && e.contains("--long=31"),
+            "{e}"
+        );
+        let mut two = compress_to_vec(&b"first\n"[..], CompressionLevel::Fastest);
+        two.extend(&huge);
+        let e = read_all(Compression::Zstd, two).unwrap_err().to_string();
+        assert!(e.contains("2048 MiB window"), "{e}");
+        let small = compress_to_vec(&b"fits\n"[..], CompressionLevel::Fastest);
+        assert_eq!(read_all(Compression::Zstd, small).unwrap(), b"fits\n");
     }
 
     #[test]
