@@ -585,7 +585,14 @@ impl Correlator {
             self.last_session = Some((id.into(), scope.clone()));
         }
         if let Some(id) = session_id(x) {
-            if self.session_ids.len() < super::MAX_SESSION_IDS && !self.session_ids.contains(id) {
+            // A long id is kept as its first bytes, which redaction replaces wherever
+            // they appear: a hostile id of a megabyte cannot make the set large.
+            let id = &id[..crate::text::floor_boundary(id, crate::text::KEPT_TEXT)];
+            if self.session_ids.len() < super::MAX_SESSION_IDS
+                && self.session_id_bytes + id.len() <= super::MAX_SESSION_ID_BYTES
+                && !self.session_ids.contains(id)
+            {
+                self.session_id_bytes += id.len();
                 self.session_ids.insert(id.into());
             }
         }

@@ -264,6 +264,10 @@ pub struct Analysis {
 /// id quoted outside its header is caught only if a call kept it.
 pub const MAX_SESSION_IDS: usize = 1 << 16;
 
+/// Bytes of the session ids an input keeps together (each at most
+/// `text::KEPT_TEXT`): real ids are tens of bytes.
+pub const MAX_SESSION_ID_BYTES: usize = 8 << 20;
+
 impl Analysis {
     /// Calls of the input, kept or streamed.
     pub fn call_count(&self) -> u64 {
@@ -520,6 +524,8 @@ pub struct Correlator {
     last_session: Option<(Box<str>, Scope)>,
     /// Every `Mcp-Session-Id` seen, up to `MAX_SESSION_IDS` (`Analysis::session_ids`).
     session_ids: foldhash::HashSet<Box<str>>,
+    /// Their bytes, up to `MAX_SESSION_ID_BYTES`.
+    session_id_bytes: usize,
     /// stdio: client requests waiting for a response, by id.
     stdio_pending: HashMap<Id, PendingStdio>,
     /// The bytes of the requests in `stdio_pending` (`STDIO_WAITING_BYTES`).
@@ -1788,6 +1794,48 @@ mod spent_tests {
                 ..HttpExchange::default()
             }),
         }
+    }
+
+    /// Session ids are kept for redaction as at most their first `KEPT_TEXT`
+    /// bytes, and `MAX_SESSION_ID_BYTES` together: a megabyte id cannot make the
+    /// input's set, or a failed call's timeline, or the queue between the threads,
+    /// hold a megabyte (500 such sessions took 819 MB).
+    #[test]
+    fn long_session_ids_are_kept_as_their_first_bytes_and_bounded_together() {
+        let with_id = |sid: &str, id: usize| {
+            let mut x = exchange(
+                "POST",
+                &format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t","arguments":{{"i":{id}}}}}}}"#
+                ),
+                "not json",
+            );
+            if let Payload::Http(h) = &mut x.payload {
+                h.request.headers.push("Mcp-Session-Id", sid);
+            }
+            x
+        };
+        let long = "s".repeat(100_000);
+        let x = with_id(&long, 0);
+        assert!(
+            x.body_bytes() >= 100_000,
+            "the queue between threads counts it"
+        );
+        let mut c = Correlator::new();
+        c.exchange(x);
+        let each = crate::text::KEPT_TEXT;
+        for i in 1..=(MAX_SESSION_ID_BYTES / each + 10) {
+            c.exchange(with_id(&format!("{i:0each$}"), i));
+        }
+        let a = c.finish();
+        assert!(a.session_ids.iter().all(|s| s.len() <= each));
+        let bytes: usize = a.session_ids.iter().map(|s| s.len()).sum();
+        assert!(bytes <= MAX_SESSION_ID_BYTES && bytes > MAX_SESSION_ID_BYTES - 2 * each);
+        let timeline = a.calls[0]
+            .timeline
+            .as_ref()
+            .expect("a failed call keeps its timeline");
+        assert_eq!(timeline.session_id.as_deref().map(str::len), Some(each));
     }
 
     #[test]

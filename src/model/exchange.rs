@@ -92,6 +92,21 @@ impl Headers {
         self.0.is_empty()
     }
 
+    /// Bytes of the names and values held apart from the list (those past
+    /// `CompactString`'s 24 inline bytes): what a hostile head adds to an exchange.
+    pub fn heap_bytes(&self) -> u64 {
+        self.0
+            .iter()
+            .map(|(n, v)| {
+                [n, v]
+                    .iter()
+                    .filter(|s| s.is_heap_allocated())
+                    .map(|s| s.len() as u64)
+                    .sum::<u64>()
+            })
+            .sum()
+    }
+
     /// The media type of `Content-Type`, lower-cased, without parameters.
     pub fn media_type(&self) -> Option<String> {
         self.get("content-type").map(media_type_of)
@@ -282,14 +297,18 @@ pub struct StreamPart {
 }
 
 impl HttpExchange {
-    /// The bytes of its bodies, roughly what it holds in memory.
+    /// The bytes of its bodies (and of long header values: a megabyte session id),
+    /// roughly what it holds in memory.
     pub fn body_bytes(&self) -> u64 {
-        let resp = self.response.as_ref().map_or(0, |r| match &r.body {
-            Body::NotRecorded => 0,
-            Body::Bytes(b) => b.len() as u64,
-            Body::Sse(s) => s.bytes,
+        let resp = self.response.as_ref().map_or(0, |r| {
+            r.headers.heap_bytes()
+                + match &r.body {
+                    Body::NotRecorded => 0,
+                    Body::Bytes(b) => b.len() as u64,
+                    Body::Sse(s) => s.bytes,
+                }
         });
-        self.request.body.len() as u64 + resp
+        self.request.body.len() as u64 + self.request.headers.heap_bytes() + resp
     }
 }
 
