@@ -890,6 +890,9 @@ fn read_members(
             .path()
             .map(|p| p.display().to_string())
             .unwrap_or_else(|_| format!("member {n}"));
+        // A PAX header may give a member a name of any length; each input's report
+        // and each skipped member keep theirs, so a long one is kept short.
+        let name = crate::text::kept_owned(name, crate::text::KEPT_TEXT);
         let member = format!("{path}!/{name}");
         let size = entry.size();
         let mut reader: Box<dyn Read + '_> = Box::new(entry);
