@@ -126,6 +126,22 @@ struct Block {
     bytes: Vec<u8>,
     /// Bytes beyond `BLOCK_CAP` were dropped: the block cannot be decoded.
     over: bool,
+    /// Dropped because the capture's partial heads had no room left (`Gauge`).
+    over_budget: bool,
+    /// `bytes`' share of the capture's partial heads: a connection that never ends
+    /// its block holds it, and a capture may hold thousands of them.
+    charge: Charge,
+}
+
+/// Why a header block was not read.
+enum Unread {
+    /// Past `BLOCK_CAP`.
+    Cap,
+    /// Past the room the capture's partial heads had left.
+    Budget,
+    /// `Budget`, reported when it was dropped.
+    Reported,
+    Hpack(Failure),
 }
 
 #[derive(Debug)]
@@ -406,13 +422,23 @@ impl Http2 {
                         promise,
                         bytes: Vec::new(),
                         over: false,
+                        over_budget: false,
+                        charge: Charge::default(),
                     },
                 };
                 let mut block = block;
                 if block.bytes.len() + fragment.len() > BLOCK_CAP {
                     block.over = true;
-                } else {
+                } else if fragment.len() > cx.gauge.head_room() {
+                    if !block.over_budget {
+                        // Said now: a block that never ends is never read.
+                        self.block_failed(d, stream, Unread::Budget, frame, cx);
+                    }
+                    block.over = true;
+                    block.over_budget = true;
+                } else if !block.over {
                     block.bytes.extend_from_slice(fragment);
+                    block.charge.head(cx.gauge, block.bytes.len());
                 }
                 if h.has(frame::END_HEADERS) {
                     self.block(d, block, ts, frame, cx);
@@ -538,9 +564,16 @@ impl Http2 {
         let id = b.stream;
         let decoded = if b.over {
             self.sides[d.i()].hpack.lose_state();
-            Err(None)
+            Err(if b.over_budget {
+                Unread::Reported
+            } else {
+                Unread::Cap
+            })
         } else {
-            self.sides[d.i()].hpack.decode(&b.bytes).map_err(Some)
+            self.sides[d.i()]
+                .hpack
+                .decode(&b.bytes)
+                .map_err(Unread::Hpack)
         };
         if b.promise {
             if let Err(f) = decoded {
@@ -605,12 +638,16 @@ impl Http2 {
         }
     }
 
-    fn block_failed(&mut self, d: Dir, id: u32, f: Option<Failure>, frame: u64, cx: &mut Ctx) {
+    /// Reports a header block that is not read; one past the budget is reported
+    /// once, as it is dropped (`Unread::Budget` at its end says nothing more).
+    fn block_failed(&mut self, d: Dir, id: u32, f: Unread, frame: u64, cx: &mut Ctx) {
         let (kind, why) = match f {
-            None => (Kind::Cap, format!("cap: it is longer than {BLOCK_CAP} bytes (a fixed limit)")),
-            Some(Failure::Unknown) => (Kind::Skipped, "it refers to an HPACK table entry from before the capture began (or before lost bytes)".to_owned()),
-            Some(Failure::TableCap) => (Kind::Cap, format!("cap: it resizes the HPACK table past {} bytes (a fixed limit)", hpack::TABLE_CAP)),
-            Some(Failure::Invalid(e)) => (Kind::Malformed, format!("it is not valid HPACK ({e})")),
+            Unread::Cap => (Kind::Cap, format!("cap: it is longer than {BLOCK_CAP} bytes (a fixed limit)")),
+            Unread::Budget => (Kind::Cap, format!("cap: the partial heads and header blocks held over all connections reached {} MiB (a fixed limit)", cx.gauge.heads_budget() >> 20)),
+            Unread::Reported => return,
+            Unread::Hpack(Failure::Unknown) => (Kind::Skipped, "it refers to an HPACK table entry from before the capture began (or before lost bytes)".to_owned()),
+            Unread::Hpack(Failure::TableCap) => (Kind::Cap, format!("cap: it resizes the HPACK table past {} bytes (a fixed limit)", hpack::TABLE_CAP)),
+            Unread::Hpack(Failure::Invalid(e)) => (Kind::Malformed, format!("it is not valid HPACK ({e})")),
         };
         self.problem(
             kind,

@@ -666,6 +666,50 @@ fn decoded_headers_of_open_streams_share_the_capture_budget() {
     assert_eq!(gauge.used(), 0, "every stream gave its bytes back");
 }
 
+/// A header block being read counts against the capture's partial heads: one
+/// that would pass them is dropped and said so at once (a block never ended is
+/// never read otherwise), once; its stream is not read, the bytes it held are
+/// given back, and a later stream is read.
+#[test]
+fn a_header_block_past_the_capture_budget_is_dropped_and_said_once() {
+    let mut w = Wire::new();
+    w.raw(Dir::Client, 1, 0, 1, &[0x83, 0x86, 0x84]);
+    for _ in 0..20 {
+        w.raw(Dir::Client, 9, 0, 1, &[0x40; 1024]);
+    }
+    w.raw(Dir::Client, 9, frame::END_HEADERS, 1, &[0x40; 8]);
+    w.request(
+        3,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}"#,
+    );
+    w.response(3, "application/json", false);
+    w.data(
+        Dir::Server,
+        3,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#,
+        true,
+    );
+    let gauge = Gauge::with_heads(usize::MAX, 10_000);
+    let r = run_in(&gauge, Opening::Preface, &w.pieces, &|_, _| Vec::new());
+    let caps: Vec<&Problem> = r
+        .diags
+        .iter()
+        .filter(|d| {
+            d.message
+                .contains("header blocks held over all connections")
+        })
+        .collect();
+    assert_eq!(caps.len(), 1, "{:?}", r.diags);
+    assert!(caps[0].message.contains("HTTP/2 stream 1"), "{caps:?}");
+    let ids: Vec<u32> = r
+        .out
+        .iter()
+        .filter_map(|x| http(x).tcp.and_then(|t| t.h2_stream))
+        .collect();
+    assert_eq!(ids, [3]);
+    assert_eq!(gauge.used(), 0);
+}
+
 #[test]
 fn a_gzip_response_body_is_decoded_across_data_frames() {
     use flate2::write::GzEncoder;
