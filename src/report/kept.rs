@@ -15,7 +15,7 @@ use super::redact::Redactor;
 use crate::batch::Report;
 use crate::config::SinkFactory;
 use crate::correlate::{Analysis, Call, CallSink, Scope, Tally};
-use crate::model::Timestamp;
+use crate::model::{Outcome, Timestamp};
 use foldhash::HashMap;
 use std::sync::Arc;
 
@@ -81,9 +81,10 @@ struct Keep {
     others: usize,
     /// Whether the scopes are counted for the HTML page's timelines.
     scopes: bool,
-    /// With `--finding`: whether a call may be named by a finding of the kinds
-    /// kept; no other is kept.
-    may_be_named: fn(&Call) -> bool,
+    /// By `Outcome::ALL` position: whether a call of that outcome may be named by
+    /// a finding of the kinds `--finding` keeps (`rules::may_name`); no other is
+    /// kept. All, without `--finding`.
+    may_be_named: [bool; Outcome::ALL.len()],
 }
 
 /// The sink of a lean run: counts every call, keeps those its reports show.
@@ -259,7 +260,8 @@ impl Kept {
         if let Some(t) = call.started_at {
             self.earliest = Some(self.earliest.map_or(t, |e| e.min(t)));
         }
-        let keep = if !(self.keep.may_be_named)(call) {
+        // `Outcome`'s variants are declared in the order of `Outcome::ALL`.
+        let keep = if !self.keep.may_be_named[call.verdict.outcome as usize] {
             false
         } else if needs_attention(call) {
             let keep = self.attention < self.keep.attention;
@@ -412,15 +414,10 @@ fn kept_factory(
     debug_assert!(filter.findings.is_empty() || reports != Some(true));
     let narrows = !filter.findings.is_empty() && filter.outcomes.is_empty();
     let listing = narrows && reports == Some(false);
-    let non_terminal_only = filter
-        .findings
-        .iter()
-        .all(|k| *k == crate::model::FindingKind::NonTerminal);
-    let may_be_named: fn(&Call) -> bool = if listing && non_terminal_only {
-        |c| crate::correlate::rules::non_terminal::may_name(c.verdict.outcome)
-    } else {
-        |_| true
-    };
+    let mut may_be_named = [true; Outcome::ALL.len()];
+    for (may, o) in may_be_named.iter_mut().zip(Outcome::ALL) {
+        *may = !listing || crate::correlate::rules::may_name(&filter.findings, *o);
+    }
     let filter = (!filter.is_empty()).then(|| Arc::new(filter.clone()));
     let keep = match reports {
         Some(true) => Keep {
@@ -815,6 +812,31 @@ mod tests {
         }
     }
 
+    /// Filters a run that kept every call (`all` of them) and a lean one, and asserts
+    /// they agree: the values that matched nothing, the counts, the findings, and
+    /// no input cut short by a note. Whether the filter left out calls.
+    fn filtered_alike(whole: &mut Report, lean: &mut Report, f: &Filter, all: usize) -> bool {
+        use crate::report::filter::{apply, unmatched};
+        assert_eq!(unmatched(lean, f), unmatched(whole, f), "{f:?}");
+        apply(whole, f);
+        apply(lean, f);
+        for (w, l) in whole.inputs.iter().zip(&lean.inputs) {
+            let (w, l) = (&w.analysis, &l.analysis);
+            assert_eq!(l.call_count(), w.call_count(), "{f:?}");
+            for o in Outcome::ALL {
+                assert_eq!(l.outcome_count(*o), w.outcome_count(*o), "{o} {f:?}");
+            }
+            assert_eq!(l.findings, w.findings, "{f:?}");
+            assert_eq!(l.notices.len(), w.notices.len(), "no input was cut short");
+        }
+        whole
+            .inputs
+            .iter()
+            .map(|i| i.analysis.calls.len())
+            .sum::<usize>()
+            < all
+    }
+
     /// The filters the baseline tests run with: none, and two tools.
     fn baseline_filters() -> Vec<Filter> {
         vec![
@@ -989,7 +1011,6 @@ mod tests {
     /// nothing are those of a run that kept every call and filtered them after.
     #[test]
     fn call_filters_applied_as_calls_are_judged_select_what_they_would_after() {
-        use crate::report::filter::{apply, unmatched};
         let inputs = samples_and_lab();
         let filters = [
             Filter {
@@ -1020,19 +1041,7 @@ mod tests {
             };
             let mut lean = run(&inputs, &config);
             take_attention(&mut lean);
-            assert_eq!(unmatched(&lean, f), unmatched(&whole, f), "{f:?}");
-            apply(&mut whole, f);
-            apply(&mut lean, f);
-            let kept: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
-            narrowed += usize::from(kept < all);
-            for (w, l) in whole.inputs.iter().zip(&lean.inputs) {
-                let (w, l) = (&w.analysis, &l.analysis);
-                assert_eq!(l.call_count(), w.call_count(), "{f:?}");
-                for o in Outcome::ALL {
-                    assert_eq!(l.outcome_count(*o), w.outcome_count(*o), "{o} {f:?}");
-                }
-                assert_eq!(l.findings, w.findings, "{f:?}");
-            }
+            narrowed += usize::from(filtered_alike(&mut whole, &mut lean, f, all));
             same_reports(&whole, &lean);
             same_output(&whole, &lean, None);
         }
@@ -1074,7 +1083,6 @@ mod tests {
     #[test]
     fn finding_filters_narrow_each_input_as_a_whole_run_would() {
         use crate::batch::{run_visiting, Progress};
-        use crate::report::filter::{apply, unmatched};
         let dir = tempfile::tempdir().unwrap();
         let failing = dir.path().join("failing.jsonl");
         let mut text: String = (0..1_500).map(|i| logged_call(i, i, false)).collect();
@@ -1123,23 +1131,45 @@ mod tests {
                 narrow_input(ir, f)
             });
             take_attention(&mut lean);
-            assert_eq!(unmatched(&lean, f), unmatched(&whole, f), "{f:?}");
-            apply(&mut whole, f);
-            apply(&mut lean, f);
-            let kept: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
-            narrowed += usize::from(kept < all);
-            for (w, l) in whole.inputs.iter().zip(&lean.inputs) {
-                let (w, l) = (&w.analysis, &l.analysis);
-                assert_eq!(l.call_count(), w.call_count(), "{f:?}");
-                for o in Outcome::ALL {
-                    assert_eq!(l.outcome_count(*o), w.outcome_count(*o), "{o} {f:?}");
-                }
-                assert_eq!(l.findings, w.findings, "{f:?}");
-                assert!(l.notices.len() == w.notices.len(), "no input was cut short");
-            }
+            narrowed += usize::from(filtered_alike(&mut whole, &mut lean, f, all));
             same_reports(&whole, &lean);
         }
         assert_eq!(narrowed, filters.len(), "each filter drops some calls");
+    }
+
+    /// A rule that says which outcomes its findings name (`Hooks::names_only`) is
+    /// held to it on every lab capture and sample: a `--finding` report keeps no
+    /// other call, so a finding naming one would list a call it never kept.
+    #[test]
+    fn the_outcomes_a_rule_names_are_those_its_findings_name() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let report = run(
+            &[
+                Input::Path(root.join("samples")),
+                Input::Path(root.join("lab/captures")),
+            ],
+            &Config::default(),
+        );
+        let mut checked = 0;
+        for ir in &report.inputs {
+            let a = &ir.analysis;
+            for f in &a.findings {
+                for &seq in &f.calls {
+                    let Some(c) = a.calls.iter().find(|c| c.seq == seq) else {
+                        continue;
+                    };
+                    assert!(
+                        crate::correlate::rules::may_name(&[f.kind], c.verdict.outcome),
+                        "{} names a {} call in {}",
+                        f.kind,
+                        c.verdict.outcome,
+                        ir.path
+                    );
+                    checked += usize::from(f.kind == FindingKind::NonTerminal);
+                }
+            }
+        }
+        assert!(checked > 10, "{checked} NON_TERMINAL findings checked");
     }
 
     /// A run over many inputs keeps a page's share of calls, not every input's: each

@@ -17,7 +17,7 @@ use super::attempts::Relation;
 use super::facts::CallFacts;
 use super::observe::Observation;
 use super::{Finding, Scope};
-use crate::model::{FindingKind, Locator, Severity};
+use crate::model::{FindingKind, Locator, Outcome, Severity};
 use foldhash::HashSet;
 
 /// The user's documentation of one rule.
@@ -70,6 +70,10 @@ pub struct Hooks {
     pub call: Option<fn(&CallFacts, &mut Vec<Finding>)>,
     /// Each observation of the pairers, after the calls.
     pub observation: Option<fn(&Observation, &Judged, &mut Vec<Finding>)>,
+    /// The outcomes of the only calls the rule's findings ever name, when it names
+    /// no others: a report narrowed to its kind need keep no other call until the
+    /// findings are known.
+    pub names_only: Option<fn(Outcome) -> bool>,
 }
 
 impl Hooks {
@@ -77,6 +81,7 @@ impl Hooks {
         pair: None,
         call: None,
         observation: None,
+        names_only: None,
     };
 }
 
@@ -102,6 +107,14 @@ pub const RULES: &[Rule] = rules![
     mrtr_broken,
     suspicious_success,
 ];
+
+/// Whether a call of outcome `o` may be named by a finding of one of `kinds`.
+pub fn may_name(kinds: &[FindingKind], o: Outcome) -> bool {
+    RULES
+        .iter()
+        .filter(|r| kinds.contains(&r.doc.kind))
+        .any(|r| r.hooks.names_only.is_none_or(|names| names(o)))
+}
 
 /// The documentation of `kind`'s rule.
 pub fn doc(kind: FindingKind) -> &'static RuleDoc {

@@ -33,6 +33,7 @@ pub const DOC: RuleDoc = RuleDoc {
 
 pub const HOOKS: Hooks = Hooks {
     call: Some(call),
+    names_only: Some(may_name),
     ..Hooks::NONE
 };
 
@@ -59,10 +60,8 @@ fn call(c: &CallFacts, out: &mut Vec<Finding>) {
     out.push(finding(c, why, severity));
 }
 
-/// Whether a call of `outcome` may be named by this rule: those alone, so that a
-/// report narrowed to this kind need keep no other call until the findings are
-/// known.
-pub fn may_name(outcome: Outcome) -> bool {
+/// The outcomes of the calls this rule names (`Hooks::names_only`).
+fn may_name(outcome: Outcome) -> bool {
     outcome.is_non_terminal() || outcome == Outcome::InputRequired
 }
 

@@ -29,8 +29,8 @@ pub const DOC: RuleDoc = RuleDoc {
 
 pub const HOOKS: Hooks = Hooks {
     pair: Some(pair),
-    call: None,
     observation: Some(observe),
+    ..Hooks::NONE
 };
 
 fn pair(p: &Pair<'_>, out: &mut Vec<Finding>) {
