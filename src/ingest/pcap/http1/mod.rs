@@ -547,28 +547,21 @@ impl Http1 {
                 let (ts, frame) = (side.head_ts, side.head_frame);
                 Step::Done(self.build(raw, ts, frame, cx), used)
             }
-            Ok(None) if buf.len() > HEAD_CAP => {
+            Ok(None)
+                if buf.len() > HEAD_CAP.min(side.head_charge.bytes() + cx.gauge.head_room()) =>
+            {
+                // Past its own cap, or past the room the capture's partial heads
+                // have left: skipped either way, and said which.
+                let why = if buf.len() > HEAD_CAP {
+                    format!("cap: HTTP head longer than {HEAD_CAP} bytes; skipped (a fixed limit)")
+                } else {
+                    format!("cap: the partial HTTP heads held over all connections reached {} MiB; this head was skipped (a fixed limit)", cx.gauge.heads_budget() >> 20)
+                };
                 let line_start = buf.last() == Some(&b'\n');
                 side.clear_head();
                 side.state = State::Resync;
                 side.line_start = line_start;
-                cx.problem(
-                    Kind::Cap,
-                    locator,
-                    format!("cap: HTTP head longer than {HEAD_CAP} bytes; skipped (a fixed limit)"),
-                );
-                Step::Skip(take)
-            }
-            Ok(None) if buf.len() > side.head_charge.bytes() + cx.gauge.head_room() => {
-                let line_start = buf.last() == Some(&b'\n');
-                side.clear_head();
-                side.state = State::Resync;
-                side.line_start = line_start;
-                cx.problem(
-                    Kind::Cap,
-                    locator,
-                    format!("cap: the partial HTTP heads held over all connections reached {} MiB; this head was skipped (a fixed limit)", cx.gauge.heads_budget() >> 20),
-                );
+                cx.problem(Kind::Cap, locator, why);
                 Step::Skip(take)
             }
             Ok(None) => {

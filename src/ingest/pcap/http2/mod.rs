@@ -139,8 +139,6 @@ enum Unread {
     Cap,
     /// Past the room the capture's partial heads had left.
     Budget,
-    /// `Budget`, reported when it was dropped.
-    Reported,
     Hpack(Failure),
 }
 
@@ -565,7 +563,7 @@ impl Http2 {
         let decoded = if b.over {
             self.sides[d.i()].hpack.lose_state();
             Err(if b.over_budget {
-                Unread::Reported
+                Unread::Budget
             } else {
                 Unread::Cap
             })
@@ -575,8 +573,10 @@ impl Http2 {
                 .decode(&b.bytes)
                 .map_err(Unread::Hpack)
         };
+        // A block dropped past the budget was reported as it was dropped.
+        let unreported = !b.over_budget;
         if b.promise {
-            if let Err(f) = decoded {
+            if let (Err(f), true) = (decoded, unreported) {
                 self.block_failed(d, id, f, frame, cx);
             }
             return;
@@ -589,16 +589,11 @@ impl Http2 {
                 block.fields
             }
             Err(f) => {
-                self.block_failed(d, id, f, frame, cx);
-                if let Some(s) = self.streams.get_mut(&id) {
-                    s.lost = true;
-                    let why = format!("a header block from the {} could not be decoded", d.name());
-                    self.cut(id, why, cx);
-                } else if d == Dir::Client && self.streams.len() < STREAMS_CAP {
-                    let mut s = Stream::new(frame, ts);
-                    s.lost = true;
-                    self.streams.insert(id, s);
+                if unreported {
+                    self.block_failed(d, id, f, frame, cx);
                 }
+                let why = format!("a header block from the {} could not be decoded", d.name());
+                self.lose_stream(d, id, why, ts, frame, cx);
                 return;
             }
         };
@@ -619,14 +614,7 @@ impl Http2 {
                 format!("HTTP/2 stream {id}: {why}"),
                 cx,
             );
-            if let Some(s) = self.streams.get_mut(&id) {
-                s.lost = true;
-                self.cut(id, why, cx);
-            } else if d == Dir::Client && self.streams.len() < STREAMS_CAP {
-                let mut s = Stream::new(frame, ts);
-                s.lost = true;
-                self.streams.insert(id, s);
-            }
+            self.lose_stream(d, id, why, ts, frame, cx);
             return;
         }
         match d {
@@ -638,13 +626,32 @@ impl Http2 {
         }
     }
 
-    /// Reports a header block that is not read; one past the budget is reported
-    /// once, as it is dropped (`Unread::Budget` at its end says nothing more).
+    /// Stream `id` is not read past a header block that was not: an open one is cut
+    /// (`why`), and a new client stream holds a place so that its frames are ignored.
+    fn lose_stream(
+        &mut self,
+        d: Dir,
+        id: u32,
+        why: String,
+        ts: Timestamp,
+        frame: u64,
+        cx: &mut Ctx,
+    ) {
+        if let Some(s) = self.streams.get_mut(&id) {
+            s.lost = true;
+            self.cut(id, why, cx);
+        } else if d == Dir::Client && self.streams.len() < STREAMS_CAP {
+            let mut s = Stream::new(frame, ts);
+            s.lost = true;
+            self.streams.insert(id, s);
+        }
+    }
+
+    /// Reports a header block that is not read.
     fn block_failed(&mut self, d: Dir, id: u32, f: Unread, frame: u64, cx: &mut Ctx) {
         let (kind, why) = match f {
             Unread::Cap => (Kind::Cap, format!("cap: it is longer than {BLOCK_CAP} bytes (a fixed limit)")),
             Unread::Budget => (Kind::Cap, format!("cap: the partial heads and header blocks held over all connections reached {} MiB (a fixed limit)", cx.gauge.heads_budget() >> 20)),
-            Unread::Reported => return,
             Unread::Hpack(Failure::Unknown) => (Kind::Skipped, "it refers to an HPACK table entry from before the capture began (or before lost bytes)".to_owned()),
             Unread::Hpack(Failure::TableCap) => (Kind::Cap, format!("cap: it resizes the HPACK table past {} bytes (a fixed limit)", hpack::TABLE_CAP)),
             Unread::Hpack(Failure::Invalid(e)) => (Kind::Malformed, format!("it is not valid HPACK ({e})")),
