@@ -558,6 +558,13 @@ pub(super) fn session_id(x: &HttpExchange) -> Option<&str> {
     })
 }
 
+/// `session_id`, as the correlator keeps it for redaction: a long id by its first
+/// `text::KEPT_TEXT` bytes, which redaction replaces wherever they appear, so a
+/// hostile id of a megabyte costs no more than that.
+pub(super) fn kept_session_id(x: &HttpExchange) -> Option<&str> {
+    session_id(x).map(|s| &s[..crate::text::floor_boundary(s, crate::text::KEPT_TEXT)])
+}
+
 /// The id scope of an exchange: the session, the legacy session, or (none) the
 /// client endpoint (2025 without sessions, 2026 stateless).
 pub(super) fn scope_of(x: &HttpExchange) -> Scope {
@@ -584,10 +591,7 @@ impl Correlator {
         if let Some(id) = session {
             self.last_session = Some((id.into(), scope.clone()));
         }
-        if let Some(id) = session_id(x) {
-            // A long id is kept as its first bytes, which redaction replaces wherever
-            // they appear: a hostile id of a megabyte cannot make the set large.
-            let id = &id[..crate::text::floor_boundary(id, crate::text::KEPT_TEXT)];
+        if let Some(id) = kept_session_id(x) {
             if self.session_ids.len() < super::MAX_SESSION_IDS
                 && self.session_id_bytes + id.len() <= super::MAX_SESSION_ID_BYTES
                 && !self.session_ids.contains(id)

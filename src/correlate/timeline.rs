@@ -160,9 +160,7 @@ pub fn of_http(x: &HttpExchange, items: &[Item]) -> Timeline {
         end_ts: x.end_ts,
         recorder_note: x.recorder_note.clone(),
         tcp: x.tcp,
-        // Its first bytes, as the input's session ids keep a long one.
-        session_id: super::http::session_id(x)
-            .map(|s| s[..crate::text::floor_boundary(s, crate::text::KEPT_TEXT)].to_owned()),
+        session_id: super::http::kept_session_id(x).map(str::to_owned),
         ..Timeline::default()
     };
     let Some(resp) = &x.response else {
