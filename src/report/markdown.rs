@@ -666,19 +666,25 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
     if let Some(run) = &opts.run {
         head.push_str(&header(run, report));
     }
-    // Held or read back from disk: a run that keeps only the calls its reports
-    // show streams its findings too. The first `MAX_FINDINGS` are listed, and
-    // those that name a call listed.
-    let listed_calls: Vec<std::collections::HashSet<usize>> = report
+    // Each input's first `kept::SHOWN` calls that need attention, and how many
+    // more; the first `MAX_SECTIONS` of the run get sections.
+    let listed: Vec<(Vec<&Call>, u64)> = report
         .inputs
         .iter()
-        .map(|ir| {
-            let (listed, _) = super::kept::attention(&ir.analysis);
-            listed.iter().map(|c| c.seq).collect()
-        })
+        .map(|ir| super::kept::attention(&ir.analysis))
         .collect();
+    let mut sectioned: Vec<std::collections::HashSet<usize>> = Vec::new();
+    let mut left = MAX_SECTIONS;
+    for (calls, _) in &listed {
+        let take = calls.len().min(left);
+        sectioned.push(calls[..take].iter().map(|c| c.seq).collect());
+        left -= take;
+    }
+    // Held or read back from disk: a run that keeps only the calls its reports
+    // show streams its findings too. The first `MAX_FINDINGS` are listed, and
+    // those that name a call with a section.
     let selected = super::shown::select(report, MAX_FINDINGS, &|i, f| {
-        f.calls.iter().any(|s| listed_calls[i].contains(s))
+        f.calls.iter().any(|s| sectioned[i].contains(s))
     })?;
     let all_findings = &selected.per_input;
     head.push_str(&format!(
@@ -700,10 +706,9 @@ pub fn write(report: &Report, opts: &HumanOptions, w: &mut dyn Write) -> io::Res
     // `kept::SHOWN`; the others are counted.
     let mut attention: Vec<(&InputReport, &[Finding], &Call)> = Vec::new();
     let mut unlisted = 0;
-    for (ir, fs) in report.inputs.iter().zip(all_findings) {
-        let (listed, more) = super::kept::attention(&ir.analysis);
-        attention.extend(listed.into_iter().map(|c| (ir, fs.as_slice(), c)));
-        unlisted += more as usize;
+    for ((ir, fs), (calls, more)) in report.inputs.iter().zip(all_findings).zip(&listed) {
+        attention.extend(calls.iter().map(|c| (ir, fs.as_slice(), *c)));
+        unlisted += *more as usize;
     }
     let mut calls_head = String::new();
     let mut calls: Vec<String> = Vec::new();
