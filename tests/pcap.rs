@@ -1747,6 +1747,21 @@ fn a_resumed_stream_in_parts_is_joined_to_its_call_or_read_as_it_goes() {
     common::run::quiet_but_one_stray(&a, "99");
 }
 
+/// The analysis of `cap` with `--max-record-bytes` at 4 KiB: the bodies in flight
+/// may then hold 32 KiB together, and the requests waiting 16 KiB.
+fn analyse_with_small_records(cap: &Capture) -> mcpsift::correlate::Analysis {
+    let config = Config {
+        limits: Limits {
+            max_record_bytes: 4 << 10,
+            ..Limits::default()
+        },
+        ..Config::default()
+    };
+    let bytes = cap.pcap(Link::Ethernet, false, false);
+    let (_, a) = mcpsift::batch::analyse_reader(Cursor::new(bytes), &config).expect("read");
+    a
+}
+
 /// The bodies in flight of a capture share one budget, 8 times
 /// `--max-record-bytes`, but a stream that answers a GET is not counted: healthy
 /// sessions keep such streams open by the hundred (a client that reconnects its
@@ -1780,15 +1795,7 @@ fn streams_that_answer_a_get_do_not_starve_the_calls_beside_them() {
         cap.send(&mut posts, Side::Server, &json_response(id));
     }
     cap.fin(&mut posts, Side::Server);
-    let config = Config {
-        limits: Limits {
-            max_record_bytes: 4 << 10,
-            ..Limits::default()
-        },
-        ..Config::default()
-    };
-    let bytes = cap.pcap(Link::Ethernet, false, false);
-    let (_, a) = mcpsift::batch::analyse_reader(Cursor::new(bytes), &config).expect("read");
+    let a = analyse_with_small_records(&cap);
     let outcomes: Vec<String> = a
         .calls
         .iter()
@@ -1810,7 +1817,7 @@ fn streams_that_answer_a_get_do_not_starve_the_calls_beside_them() {
 /// body is cut, named at its frames with the flag that raises the budget; the
 /// requests kept still get their responses, and once answered give their room back.
 #[test]
-fn large_requests_waiting_for_answers_fill_at_most_half_the_budget() {
+fn large_requests_waiting_for_answers_count_against_a_budget_of_their_own() {
     const CONNS: u16 = 10;
     let upload = |id: u64| {
         let body = format!(
@@ -1840,15 +1847,7 @@ fn large_requests_waiting_for_answers_fill_at_most_half_the_budget() {
         cap.send(c, Side::Client, &upload(id));
         cap.send(c, Side::Server, &json_response(id));
     }
-    let config = Config {
-        limits: Limits {
-            max_record_bytes: 4 << 10,
-            ..Limits::default()
-        },
-        ..Config::default()
-    };
-    let bytes = cap.pcap(Link::Ethernet, false, false);
-    let (_, a) = mcpsift::batch::analyse_reader(Cursor::new(bytes), &config).expect("read");
+    let a = analyse_with_small_records(&cap);
     // 16 KiB for requests: five uploads of 3 KB fit, the other five are cut.
     let ids: Vec<String> = a.calls.iter().map(|c| c.id.raw().to_owned()).collect();
     assert_eq!(ids, ["1", "2", "3", "4", "5", "100", "101", "102"]);

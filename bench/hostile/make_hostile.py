@@ -48,6 +48,12 @@ class Pcap:
         self.f.write(struct.pack("<IIII", self.t // 1000, self.t % 1000, len(frame), len(frame)))
         self.f.write(frame)
 
+    def stream(self, src, dst, sport, dport, seq, data):
+        """`data` from `src` in segments of 1,400 bytes, the first at `seq`."""
+        for piece in chunks(data, 1400):
+            self.seg(src, dst, sport, dport, seq, ACK | PSH, piece)
+            seq += len(piece)
+
     def close(self):
         self.f.close()
 
@@ -164,10 +170,7 @@ def main():
         p.seg(S, C, 80, port, 4999, SYN | ACK)
         p.seg(C, S, port, 80, 1000, ACK | PSH, req)
         body = head + b"%x\r\n" % len(bomb) + bomb + b"\r\n"
-        seq = 5000
-        for piece in chunks(body, 1400):
-            p.seg(S, C, 80, port, seq, ACK | PSH, piece)
-            seq += len(piece)
+        p.stream(S, C, 80, port, 5000, body)
     p.close()
 
     # 9. 200 connections each sending 16,000 one-byte segments with a hole before
@@ -191,10 +194,7 @@ def main():
         p.seg(C, S, port, 80, 999, SYN)
         p.seg(S, C, 80, port, 4999, SYN | ACK)
         p.seg(C, S, port, 80, 1000, ACK | PSH, req)
-        seq = 5000
-        for piece in chunks(body, 1400):
-            p.seg(S, C, 80, port, seq, ACK | PSH, piece)
-            seq += len(piece)
+        p.stream(S, C, 80, port, 5000, body)
     p.close()
 
     # 11. 400 connections, each a tools/call whose arguments carry 1 MB, never
@@ -207,10 +207,7 @@ def main():
     for i in range(400):
         port = 50000 + i
         p.seg(C, S, port, 80, 999, SYN)
-        seq = 1000
-        for piece in chunks(req, 1400):
-            p.seg(C, S, port, 80, seq, ACK | PSH, piece)
-            seq += len(piece)
+        p.stream(C, S, port, 80, 1000, req)
     p.close()
 
     # 12. 5,000 connections, each a request head of 68 KB that never ends (580
@@ -222,10 +219,7 @@ def main():
         port = 10000 + i
         src = [10, 1, (i >> 8) & 255, i & 255]
         p.seg(src, S, port, 80, 999, SYN)
-        seq = 1000
-        for piece in chunks(head, 1400):
-            p.seg(src, S, port, 80, seq, ACK | PSH, piece)
-            seq += len(piece)
+        p.stream(src, S, port, 80, 1000, head)
     p.close()
 
     # 13. HPACK amplification over HTTP/2: per connection, stream 1 grows the
@@ -260,10 +254,7 @@ def main():
             wire += frame(1 if k == 0 else 9, (0x4 if last else 0) | (0x1 if k == 0 else 0), 1, piece)
         for sid in range(3, 2048, 2):
             wire += frame(1, 0x5, sid, base + bytes([0xbe]) * 4)
-        seq = 1000
-        for piece in chunks(wire, 1400):
-            p.seg(C, S, port, 80, seq, ACK | PSH, piece)
-            seq += len(piece)
+        p.stream(C, S, port, 80, 1000, wire)
     p.close()
 
 
