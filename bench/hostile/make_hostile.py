@@ -9,6 +9,7 @@ costs gigabytes to a reader that allocates before it applies its budgets.
 """
 
 import base64
+import gzip
 import json
 import os
 import struct
@@ -256,6 +257,16 @@ def main():
             wire += frame(1, 0x5, sid, base + bytes([0xbe]) * 4)
         p.stream(C, S, port, 80, 1000, wire)
     p.close()
+
+    # Legacy HTTP+SSE in a log: 1,000,000 calls answered 202 whose session's GET
+    # stream is never written (a log may write it after all its POSTs), gzipped.
+    with gzip.open(f"{out}/legacy-202-unwritten.jsonl.gz", "wt") as f:
+        for i in range(1_000_000):
+            call = dict(CALL, id=i)
+            f.write(json.dumps({
+                "request": {"method": "POST", "url": "http://h/messages?sessionId=S",
+                            "body": json.dumps(call)},
+                "response": {"status": 202, "body": "Accepted"}}) + "\n")
 
 
 if __name__ == "__main__":

@@ -55,6 +55,9 @@ pub enum WaitedOut {
     /// Legacy HTTP+SSE in a capture: more than this many calls, or this many MiB of
     /// them, waited for a stream of their session that the capture never showed.
     LegacyUnseen(usize, u64),
+    /// Legacy HTTP+SSE in a log: more than this many calls, or this many MiB of them,
+    /// waited for a stream of their session that the log had not written yet.
+    LegacyUnwritten(usize, u64),
 }
 
 /// The evidence behind a verdict (`docs/output.md`, Outcomes).
@@ -273,6 +276,9 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
                 Some(WaitedOut::LegacyUnseen(n, mib)) => format!(
                     "the POST was accepted (202) but no SSE stream of its session was read while more than {n} calls (or {mib} MiB of them) waited for one: judged then, not at the end of the capture (the stream began before the capture did, or the input's problems say why it could not be read; a fixed limit)"
                 ),
+                Some(WaitedOut::LegacyUnwritten(n, mib)) => format!(
+                    "the POST was accepted (202) but no SSE stream of its session had been read while more than {n} calls of this log (or {mib} MiB of them) waited for one: judged then, not at the end of the log (a log written as exchanges end puts a session's stream after its POSTs, but at most this many wait for it; a fixed limit, and a response on a stream read later is a stray)"
+                ),
                 Some(WaitedOut::LegacyCalls(n, mib)) => format!(
                     "the POST was accepted (202) and no response with id {req_id} came on its session's SSE stream while more than {n} calls (or {mib} MiB of them) waited for theirs on legacy streams: judged then, not when the stream ended (a fixed limit; a response after this is not looked for)"
                 ),
@@ -294,7 +300,12 @@ pub fn classify(request: &Message, legs: &[Leg<'_>], opts: Options) -> Verdict {
             Some(WaitedOut::MiB(n)) => format!(
                 "no response with id {req_id} while {n} MiB of requests waited for theirs: judged then, not at the end of the transcript (at most {n} MiB wait; a response after this is a stray)"
             ),
-            Some(WaitedOut::LegacyStreams(..) | WaitedOut::LegacyCalls(..) | WaitedOut::LegacyUnseen(..))
+            Some(
+                WaitedOut::LegacyStreams(..)
+                | WaitedOut::LegacyCalls(..)
+                | WaitedOut::LegacyUnseen(..)
+                | WaitedOut::LegacyUnwritten(..),
+            )
             | None => format!(
                 "no response with id {req_id} before the transcript ended ({})",
                 ev.end.as_str()

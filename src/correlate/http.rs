@@ -271,6 +271,14 @@ const HELD_REPLY_BYTES: u64 = 1 << 20;
 pub(super) const MAX_GOING_CALLS: usize = 8192;
 const GOING_CALL_BYTES: u64 = 64 << 20;
 
+/// Most calls of a log, and bytes of them, that wait for a stream of their session
+/// not yet read; past either, the oldest half are judged unanswered. A log written
+/// as exchanges end puts a legacy session's stream after all its POSTs, so this is
+/// the longest such session whose every call still meets its response (a waiting
+/// call costs about 3 KB with its pending record: 50 MB at the bound).
+pub(super) const MAX_LOGGED_CALLS: usize = 16_384;
+const LOGGED_CALL_BYTES: u64 = 64 << 20;
+
 /// Roughly what a stream handed on in parts holds besides its responses: the head
 /// of its latest part, whose events are dropped once decoded (its body's byte count
 /// is what it read, not what it holds, and many sessions may go on at once).
@@ -311,10 +319,11 @@ pub(super) struct Legacy {
     going_calls: Held,
     /// Calls of a capture in `waiting`.
     unseen_calls: Held,
+    /// Calls of a log in `waiting`.
+    logged_calls: Held,
 }
 
-/// Calls waiting against one bound (`MAX_GOING_CALLS`, `GOING_CALL_BYTES`), counted
-/// as they come and go.
+/// Calls waiting against one bound, counted as they come and go.
 #[derive(Debug, Default)]
 struct Held {
     calls: usize,
@@ -338,8 +347,13 @@ impl Held {
         self.bytes -= o.bytes;
     }
 
+    /// Past `MAX_GOING_CALLS` or `GOING_CALL_BYTES`.
     fn over(&self) -> bool {
-        self.calls > MAX_GOING_CALLS || self.bytes > GOING_CALL_BYTES
+        self.past(MAX_GOING_CALLS, GOING_CALL_BYTES)
+    }
+
+    fn past(&self, calls: usize, bytes: u64) -> bool {
+        self.calls > calls || self.bytes > bytes
     }
 }
 
@@ -1257,38 +1271,57 @@ impl Correlator {
             self.legacy_unjoined(&open, Some(gone));
         } else {
             let l = &mut self.legacy;
-            if from_capture(&open) {
+            let captured = from_capture(&open);
+            if captured {
                 l.unseen_calls.add(&open);
+            } else {
+                l.logged_calls.add(&open);
             }
             l.waiting.entry(open.scope.clone()).or_default().push(open);
-            if l.unseen_calls.over() {
-                self.stop_waiting_for_unseen_streams();
+            let past = if captured {
+                l.unseen_calls.over()
+            } else {
+                l.logged_calls.past(MAX_LOGGED_CALLS, LOGGED_CALL_BYTES)
+            };
+            if past {
+                self.stop_waiting_for_unseen_streams(captured);
             }
         }
     }
 
-    /// Too many calls of a capture wait for a stream of their session: a capture
-    /// hands a stream on as soon as it answers a call, so theirs began before the
-    /// capture did (or could not be read). The oldest half are judged now.
-    fn stop_waiting_for_unseen_streams(&mut self) {
+    /// Too many calls of a capture (`captured`) or of a log wait for a stream of
+    /// their session. A capture hands a stream on as soon as it answers a call, so
+    /// theirs began before the capture did (or could not be read); a log may write
+    /// it after its POSTs, but not after this many. The oldest half are judged now.
+    fn stop_waiting_for_unseen_streams(&mut self, captured: bool) {
         let l = &mut self.legacy;
         let mut all: Vec<Open> = Vec::new();
         for calls in l.waiting.values_mut() {
-            let (capture, other): (Vec<Open>, Vec<Open>) =
-                std::mem::take(calls).into_iter().partition(from_capture);
+            let (these, other): (Vec<Open>, Vec<Open>) = std::mem::take(calls)
+                .into_iter()
+                .partition(|o| from_capture(o) == captured);
             *calls = other;
-            all.extend(capture);
+            all.extend(these);
         }
         l.waiting.retain(|_, calls| !calls.is_empty());
         let (older, newer) = oldest_half(all, |o| o);
-        l.unseen_calls = Held::of(newer.iter());
+        let held = Held::of(newer.iter());
+        let waited_out = if captured {
+            l.unseen_calls = held;
+            WaitedOut::LegacyUnseen(MAX_GOING_CALLS, GOING_CALL_BYTES >> 20)
+        } else {
+            l.logged_calls = held;
+            WaitedOut::LegacyUnwritten(MAX_LOGGED_CALLS, LOGGED_CALL_BYTES >> 20)
+        };
         for open in newer {
             l.waiting.entry(open.scope.clone()).or_default().push(open);
         }
-        let waited_out = WaitedOut::LegacyUnseen(MAX_GOING_CALLS, GOING_CALL_BYTES >> 20);
         for open in older {
             self.legacy_unjoined(&open, Some(waited_out));
         }
+        // They are final now: the next exchange releases them, rather than after as
+        // many more calls as were waiting.
+        self.release_at = 0;
     }
 
     /// A call answered 202, on its session's stream `si`: joined now, unless the
@@ -1386,8 +1419,12 @@ impl Correlator {
         if first {
             if let Some(calls) = self.legacy.waiting.remove(&scope) {
                 let si = self.legacy.streams.len() - 1;
-                for o in calls.iter().filter(|o| from_capture(o)) {
-                    self.legacy.unseen_calls.remove(o);
+                for o in &calls {
+                    if from_capture(o) {
+                        self.legacy.unseen_calls.remove(o);
+                    } else {
+                        self.legacy.logged_calls.remove(o);
+                    }
                 }
                 for open in calls {
                     self.legacy_call_on(open, si);
@@ -1670,6 +1707,7 @@ impl Correlator {
     pub(super) fn finish_legacy(&mut self) {
         let waiting = std::mem::take(&mut self.legacy.waiting);
         self.legacy.unseen_calls = Held::default();
+        self.legacy.logged_calls = Held::default();
         for open in waiting.into_values().flatten() {
             // A 202 to a request at an endpoint with no legacy session in its URL is
             // Streamable HTTP's error, as judged when it came, not a legacy call.
