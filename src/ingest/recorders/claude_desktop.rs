@@ -15,12 +15,14 @@
 //!   message without a body, so a `tools/call` in that form cannot be judged and the
 //!   file gets one problem saying how many there were.
 
+use super::shallow::{self, Object};
 use super::Tally;
 use crate::config::Limits;
 use crate::ingest::jsonl::read_line_capped;
 use crate::ingest::{IngestError, Kind, Level, Problem};
 use crate::model::{ClientCall, ClientResult, Exchange, Locator, Payload, Timestamp};
-use serde_json::Value;
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::BufRead;
 
@@ -167,44 +169,45 @@ pub fn read(
             continue;
         }
         // Only the first JSON value: ` { metadata: undefined }` may follow it.
-        let msg = match serde_json::Deserializer::from_str(json)
-            .into_iter::<Value>()
-            .next()
-        {
-            Some(Ok(Value::Object(o))) => o,
-            _ => {
-                tally.problem(Problem::new(
-                    locator,
-                    "the message on this line is not a JSON object (cut by the logger?)".to_owned(),
-                ));
-                continue;
-            }
+        let first = serde_json::Deserializer::from_str(json)
+            .into_iter::<&RawValue>()
+            .next();
+        let Some(msg) = first
+            .and_then(Result::ok)
+            .and_then(|raw| Object::of(raw, &["id", "method", "params", "result", "error"]))
+        else {
+            tally.problem(Problem::new(
+                locator,
+                "the message on this line is not a JSON object (cut by the logger?)".to_owned(),
+            ));
+            continue;
         };
         tally.used += 1;
         let server = servers.entry(line.server.to_owned()).or_default();
-        let id = msg.get("id").map(Value::to_string);
-        let method = msg.get("method").and_then(Value::as_str);
+        let id = msg.get("id").map(shallow::compact);
+        let method = msg.str("method");
+        let params = msg.object("params", &["name", "arguments", "requestId", "reason"]);
         if from_client {
-            match (method, id) {
+            match (method.as_deref(), id) {
                 (Some("initialize"), _) => {
                     flush(server, tally);
                     server.connection += 1;
                 }
                 (Some("tools/call"), Some(id)) => {
-                    let params = msg.get("params");
                     let call = ClientCall {
                         source: "claude-desktop",
                         call_id: id.clone(),
                         session: Some(format!("{}#{}", line.server, server.connection)),
                         server: Some(line.server.to_owned()),
                         tool: params
-                            .and_then(|p| p.get("name"))
-                            .and_then(Value::as_str)
+                            .as_ref()
+                            .and_then(|p| p.str("name"))
                             .unwrap_or_default()
-                            .to_owned(),
+                            .into_owned(),
                         arguments: params
+                            .as_ref()
                             .and_then(|p| p.get("arguments"))
-                            .map(Value::to_string),
+                            .map(shallow::compact),
                         result: ClientResult::Missing,
                         started: line.ts,
                         ended: None,
@@ -225,16 +228,15 @@ pub fn read(
                     );
                 }
                 (Some("notifications/cancelled"), _) => {
-                    let rid = msg
-                        .get("params")
+                    let rid = params
+                        .as_ref()
                         .and_then(|p| p.get("requestId"))
-                        .map(Value::to_string);
+                        .map(shallow::compact);
                     if let Some(mut p) = rid.and_then(|r| server.pending.remove(&r)) {
-                        let reason = msg
-                            .get("params")
-                            .and_then(|p| p.get("reason"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("no reason given");
+                        let reason = params
+                            .as_ref()
+                            .and_then(|p| p.str("reason"))
+                            .unwrap_or(Cow::Borrowed("no reason given"));
                         p.call.result =
                             ClientResult::Error(format!("cancelled by the client: {reason}"));
                         p.call.ended = line.ts;
@@ -251,14 +253,15 @@ pub fn read(
         };
         p.call.ended = line.ts;
         if let Some(r) = msg.get("result") {
-            p.call.result = ClientResult::Result(r.to_string());
+            p.call.result = ClientResult::Result(shallow::compact(r));
         } else if let Some(e) = msg.get("error") {
-            p.call.jsonrpc_code = e.get("code").and_then(Value::as_i64);
+            let e = Object::of(e, &["code", "message"]);
+            p.call.jsonrpc_code = e.as_ref().and_then(|e| e.get("code")?.get().parse().ok());
             p.call.result = ClientResult::Error(
-                e.get("message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("JSON-RPC error without a message")
-                    .to_owned(),
+                e.as_ref()
+                    .and_then(|e| e.str("message"))
+                    .unwrap_or(Cow::Borrowed("JSON-RPC error without a message"))
+                    .into_owned(),
             );
         }
         emit(tally, p);

@@ -13,13 +13,15 @@
 //! - a `transport_type: "stdio"` cassette went through a stdio bridge (status 200
 //!   written by the proxy itself): its messages are read as stdio messages.
 
-use super::{parse_json, Kind, Tally};
+use super::shallow::{self, Object};
+use super::{parse_document, Kind, Tally};
 use crate::ingest::{IngestError, Problem};
 use crate::model::{
     Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
     Payload, StdioMessage,
 };
-use serde_json::{Map, Value};
+use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 /// The document's first bytes (whitespace dropped) show an mcp-recorder cassette.
 pub fn looks_like(doc: &[u8]) -> bool {
@@ -32,65 +34,80 @@ pub fn looks_like(doc: &[u8]) -> bool {
             || contains(doc, "\"interactions\":[{\"type\":\"lifecycle\""))
 }
 
+/// The members of an interaction the reader looks at.
+const INTERACTION: &[&str] = &[
+    "type",
+    "request",
+    "response",
+    "response_is_sse",
+    "response_status",
+    "http_method",
+    "http_path",
+];
+
 pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
-    let root = parse_json(doc, Kind::McpRecorder)?;
-    let Some(interactions) = root.get("interactions").and_then(Value::as_array) else {
+    let root = parse_document(doc, Kind::McpRecorder, &["interactions", "metadata"])?;
+    let interactions = root.get("interactions");
+    let meta = root.object("metadata", &["transport_type", "server_url"]);
+    let meta_str = |k: &str| meta.as_ref().and_then(|m| m.str(k));
+    let stdio = meta_str("transport_type").as_deref() == Some("stdio");
+    let url = meta_str("server_url").unwrap_or_default().into_owned();
+    let mut i = 0u64;
+    let walked = interactions.is_some_and(|all| {
+        shallow::each_element(all, |it| {
+            i += 1;
+            let locator = Locator::Entry { entry: i };
+            match interaction(it, &url, stdio, &locator, tally) {
+                Ok(()) => tally.used += 1,
+                Err(message) => tally.problem(Problem::new(locator, message)),
+            }
+        })
+    });
+    if !walked {
         return Err(IngestError::Malformed(
             "an mcp-recorder cassette whose \"interactions\" is not an array".to_owned(),
         ));
-    };
-    let meta = root.get("metadata");
-    let meta_str = |k: &str| meta.and_then(|m| m.get(k)).and_then(Value::as_str);
-    let stdio = meta_str("transport_type") == Some("stdio");
-    let url = meta_str("server_url").unwrap_or_default().to_owned();
-    for (i, it) in interactions.iter().enumerate() {
-        let locator = Locator::Entry {
-            entry: i as u64 + 1,
-        };
-        match interaction(it, &url, stdio, &locator, tally) {
-            Ok(()) => tally.used += 1,
-            Err(message) => tally.problem(Problem::new(locator, message)),
-        }
     }
     Ok(())
 }
 
 fn interaction(
-    it: &Value,
+    it: &RawValue,
     url: &str,
     stdio: bool,
     locator: &Locator,
     tally: &mut Tally,
 ) -> Result<(), String> {
-    let Value::Object(o) = it else {
+    let Some(o) = Object::of(it, INTERACTION) else {
         return Err("interaction is not a JSON object".to_owned());
     };
-    let kind = o.get("type").and_then(Value::as_str).unwrap_or_default();
+    let kind = o.str("type").unwrap_or_default();
     let status = match o.get("response_status") {
         None => 200, // the model's default
         Some(v) => v
-            .as_u64()
+            .get()
+            .parse::<u64>()
+            .ok()
             .filter(|s| (100..=599).contains(s))
             .ok_or_else(|| format!("\"response_status\" is not an HTTP status: {v}"))?
             as u16,
     };
-    let sse = o.get("response_is_sse").and_then(Value::as_bool) == Some(true);
-    let request = o.get("request").filter(|r| r.is_object());
-    let response = o.get("response").filter(|r| r.is_object());
+    let sse = o.bool("response_is_sse") == Some(true);
+    let request = o.get("request").filter(|r| shallow::is_object(r));
+    let response = o.get("response").filter(|r| shallow::is_object(r));
     if kind == "lifecycle" {
         let method = o
-            .get("http_method")
-            .and_then(Value::as_str)
+            .str("http_method")
             .ok_or("lifecycle interaction without \"http_method\"")?;
-        let path = o.get("http_path").and_then(Value::as_str).unwrap_or("");
+        let path = o.str("http_path").unwrap_or_default();
         if stdio {
             return Ok(()); // the stdio bridge answers these itself; nothing crossed
         }
         push_http(
             tally,
             locator,
-            method,
-            join(url, path),
+            &method,
+            join(url, &path),
             Vec::new(),
             status,
             sse,
@@ -98,7 +115,7 @@ fn interaction(
         );
         return Ok(());
     }
-    if !matches!(kind, "jsonrpc_request" | "notification" | "") {
+    if !matches!(&*kind, "jsonrpc_request" | "notification" | "") {
         return Err(format!("interaction of unknown type {kind:?}"));
     }
     let request = request.ok_or(
@@ -114,7 +131,7 @@ fn interaction(
                     locator: locator.clone(),
                     payload: Payload::Stdio(StdioMessage {
                         dir: Some(dir),
-                        json: m.to_string(),
+                        json: shallow::compact(m),
                         ts: None,
                         checked: false,
                         logged_by_client: false,
@@ -124,18 +141,16 @@ fn interaction(
         }
         return Ok(());
     }
-    let path = o.get("http_path").and_then(Value::as_str).unwrap_or("");
+    let path = o.str("http_path").unwrap_or_default();
     push_http(
         tally,
         locator,
-        o.get("http_method")
-            .and_then(Value::as_str)
-            .unwrap_or("POST"),
-        join(url, path),
-        request.to_string().into_bytes(),
+        &o.str("http_method").unwrap_or(Cow::Borrowed("POST")),
+        join(url, &path),
+        shallow::compact(request).into_bytes(),
         status,
         sse,
-        response.and_then(Value::as_object),
+        response,
     );
     Ok(())
 }
@@ -157,7 +172,7 @@ fn push_http(
     body: Vec<u8>,
     status: u16,
     sse: bool,
-    response: Option<&Map<String, Value>>,
+    response: Option<&RawValue>,
 ) {
     let mut req_headers = Headers::default();
     if !body.is_empty() {
@@ -166,13 +181,15 @@ fn push_http(
     let mut headers = Headers::default();
     // The recorder keeps the first SSE event only; when that is not a response (a
     // progress notification came first), the answer was cut from the file.
-    let cut =
-        sse && response.is_some_and(|r| !r.contains_key("result") && !r.contains_key("error"));
+    let cut = sse
+        && response
+            .and_then(|r| Object::of(r, &["result", "error"]))
+            .is_some_and(|r| !r.has("result") && !r.has("error"));
     let body_out = if sse {
         headers.push("content-type", "text/event-stream");
         // Only the first event was kept: re-framed as the one event the file shows.
         let text = response
-            .map(|r| format!("event: message\ndata: {}\n\n", Value::Object(r.clone())))
+            .map(|r| format!("event: message\ndata: {}\n\n", shallow::compact(r)))
             .unwrap_or_default();
         // One event at most: the default budget is room enough.
         Body::Sse(crate::sse::parse_body(
@@ -183,7 +200,7 @@ fn push_http(
         match response {
             Some(r) => {
                 headers.push("content-type", "application/json");
-                Body::Bytes(Value::Object(r.clone()).to_string().into_bytes())
+                Body::Bytes(shallow::compact(r).into_bytes())
             }
             None => Body::Bytes(Vec::new()),
         }

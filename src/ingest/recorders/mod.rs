@@ -9,6 +9,7 @@
 mod claude_desktop;
 mod mcp_recorder;
 mod py_cassette;
+mod shallow;
 mod ts_cassette;
 mod vcr;
 
@@ -160,15 +161,21 @@ fn read_document(reader: &mut dyn BufRead, kind: Kind) -> Result<Vec<u8>, Ingest
     Ok(buf)
 }
 
-/// A JSON document parsed whole, its syntax errors named with line and column.
-fn parse_json(doc: &[u8], kind: Kind) -> Result<serde_json::Value, IngestError> {
-    serde_json::from_slice(doc).map_err(|e| {
+/// A JSON document read as an object one level deep (`shallow`), its syntax errors
+/// named with line and column; a document that is no object has none of `wanted`.
+fn parse_document<'a>(
+    doc: &'a [u8],
+    kind: Kind,
+    wanted: &[&'static str],
+) -> Result<shallow::Object<'a>, IngestError> {
+    let object = shallow::Object::document(doc, wanted).map_err(|e| {
         IngestError::Malformed(format!(
             "{}: {}",
             kind.name(),
             crate::text::describe_json_error(&e)
         ))
-    })
+    })?;
+    Ok(object.unwrap_or_default())
 }
 
 /// `base + offset_ms`, when the file has both.
@@ -194,8 +201,7 @@ impl Tally<'_> {
     }
 
     /// A cassette's `messages[]` as transcript messages, each read by `read` against
-    /// the recording's start `base`; one that cannot be read is a problem at its
-    /// (1-based) entry.
+    /// the recording's start `base`.
     fn messages(
         &mut self,
         messages: &[serde_json::Value],
@@ -203,19 +209,23 @@ impl Tally<'_> {
         read: fn(&serde_json::Value, Option<Timestamp>) -> Result<StdioMessage, String>,
     ) {
         for (i, m) in messages.iter().enumerate() {
-            let locator = Locator::Entry {
-                entry: i as u64 + 1,
-            };
-            match read(m, base) {
-                Ok(sm) => {
-                    self.used += 1;
-                    self.exchange(Exchange {
-                        locator,
-                        payload: Payload::Stdio(sm),
-                    });
-                }
-                Err(message) => self.problem(Problem::new(locator, message)),
+            self.message(i as u64 + 1, read(m, base));
+        }
+    }
+
+    /// The message at (1-based) `entry` of a cassette's `messages[]`, or why it could
+    /// not be read (a problem there).
+    fn message(&mut self, entry: u64, read: Result<StdioMessage, String>) {
+        let locator = Locator::Entry { entry };
+        match read {
+            Ok(sm) => {
+                self.used += 1;
+                self.exchange(Exchange {
+                    locator,
+                    payload: Payload::Stdio(sm),
+                });
             }
+            Err(message) => self.problem(Problem::new(locator, message)),
         }
     }
 

@@ -13,10 +13,11 @@
 //! - `kind: "raw"` keeps a line that was not JSON, as a string: it is passed on as is
 //!   so the pairer can name it.
 
-use super::{offset, parse_json, Kind, Tally};
+use super::shallow::{self, Object};
+use super::{offset, parse_document, Kind, Tally};
 use crate::ingest::IngestError;
 use crate::model::{Direction, StdioMessage, Timestamp};
-use serde_json::Value;
+use serde_json::value::RawValue;
 
 pub fn looks_like(doc: &[u8]) -> bool {
     use super::contains;
@@ -26,25 +27,31 @@ pub fn looks_like(doc: &[u8]) -> bool {
 }
 
 pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
-    let root = parse_json(doc, Kind::PyCassette)?;
-    let Some(messages) = root.get("messages").and_then(Value::as_array) else {
+    let root = parse_document(doc, Kind::PyCassette, &["messages", "recorded_at"])?;
+    let base = root
+        .str("recorded_at")
+        .as_deref()
+        .and_then(Timestamp::parse);
+    let mut i = 0;
+    let walked = root.get("messages").is_some_and(|all| {
+        shallow::each_element(all, |m| {
+            i += 1;
+            tally.message(i, message(m, base));
+        })
+    });
+    if !walked {
         return Err(IngestError::Malformed(
             "an mcp-cassette (Python) cassette whose \"messages\" is not an array".to_owned(),
         ));
-    };
-    let base = root
-        .get("recorded_at")
-        .and_then(Value::as_str)
-        .and_then(Timestamp::parse);
-    tally.messages(messages, base, message);
+    }
     Ok(())
 }
 
-fn message(m: &Value, base: Option<Timestamp>) -> Result<StdioMessage, String> {
-    let Value::Object(o) = m else {
+fn message(m: &RawValue, base: Option<Timestamp>) -> Result<StdioMessage, String> {
+    let Some(o) = Object::of(m, &["sender", "payload", "t_offset_ms"]) else {
         return Err("message is not a JSON object".to_owned());
     };
-    let dir = match o.get("sender").and_then(Value::as_str) {
+    let dir = match o.str("sender").as_deref() {
         Some("client") => Direction::ClientToServer,
         Some("server") => Direction::ServerToClient,
         other => {
@@ -54,16 +61,16 @@ fn message(m: &Value, base: Option<Timestamp>) -> Result<StdioMessage, String> {
             ))
         }
     };
-    let json = match o.get("payload") {
-        Some(p @ Value::Object(_)) => p.to_string(),
+    let json = match (o.get("payload"), o.str("payload")) {
+        (Some(p), _) if shallow::is_object(p) => shallow::compact(p),
         // `kind: "raw"`: the line as it crossed, not JSON.
-        Some(Value::String(raw)) => raw.clone(),
+        (_, Some(raw)) => raw.into_owned(),
         _ => return Err("message without a \"payload\" object".to_owned()),
     };
     Ok(StdioMessage {
         dir: Some(dir),
         json,
-        ts: offset(base, o.get("t_offset_ms").and_then(Value::as_f64)),
+        ts: offset(base, o.f64("t_offset_ms")),
         checked: false,
         logged_by_client: false,
     })

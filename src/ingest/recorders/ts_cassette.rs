@@ -12,12 +12,12 @@
 //! header is counted as nothing. The header may be missing when the recording died
 //! before it reached disk: the frames are still read, without times.
 
+use super::shallow::{self, Object};
 use super::{offset, Tally};
 use crate::config::Limits;
 use crate::ingest::jsonl::read_line_capped;
 use crate::ingest::{IngestError, Problem};
 use crate::model::{Direction, Exchange, Locator, Payload, StdioMessage, Timestamp};
-use serde_json::{Map, Value};
 use std::io::BufRead;
 
 /// The first line (whitespace dropped) is this format's header or one of its entries.
@@ -34,27 +34,30 @@ pub fn read(
     limits: &Limits,
     tally: &mut Tally,
 ) -> Result<(), IngestError> {
-    read_lines(reader, limits, tally, |entry, base| {
-        match entry_of(entry, *base)? {
+    let wanted = &["type", "startedAt", "dir", "t", "frame", "data", "chunks"];
+    read_lines(
+        reader,
+        limits,
+        tally,
+        wanted,
+        |entry, base| match entry_of(entry, *base)? {
             Entry::Header(t) => {
                 *base = t;
                 Ok(None)
             }
             Entry::Messages(ms) => Ok(Some(ms)),
-        }
-    })
+        },
+    )
 }
 
-/// One JSON object per line, each turned into messages by `entry` (`None`: a header,
-/// which is no record; it may set the time the offsets count from).
+/// One JSON object per line, its `wanted` members turned into messages by `entry`
+/// (`None`: a header, which is no record; it may set the time the offsets count from).
 pub(super) fn read_lines(
     reader: &mut dyn BufRead,
     limits: &Limits,
     tally: &mut Tally,
-    mut entry: impl FnMut(
-        &Map<String, Value>,
-        &mut Option<Timestamp>,
-    ) -> Result<Option<Vec<StdioMessage>>, String>,
+    wanted: &[&'static str],
+    mut entry: impl FnMut(&Object, &mut Option<Timestamp>) -> Result<Option<Vec<StdioMessage>>, String>,
 ) -> Result<(), IngestError> {
     let mut reader = reader;
     let mut buf = Vec::new();
@@ -78,11 +81,11 @@ pub(super) fn read_lines(
             buf.clear();
             continue;
         }
-        let parsed = serde_json::from_slice::<Value>(&buf);
+        let parsed = Object::document(&buf, wanted).map(|o| o.map(|o| entry(&o, &mut base)));
         buf.clear();
-        let obj = match parsed {
-            Ok(Value::Object(o)) => o,
-            Ok(_) => {
+        let read = match parsed {
+            Ok(Some(read)) => read,
+            Ok(None) => {
                 tally.problem(Problem::new(
                     locator,
                     "cassette line is not a JSON object".to_owned(),
@@ -100,7 +103,7 @@ pub(super) fn read_lines(
                 continue;
             }
         };
-        match entry(&obj, &mut base) {
+        match read {
             Ok(None) => {}
             Ok(Some(ms)) => {
                 tally.used += 1;
@@ -122,21 +125,19 @@ enum Entry {
     Messages(Vec<StdioMessage>),
 }
 
-fn entry_of(o: &Map<String, Value>, base: Option<Timestamp>) -> Result<Entry, String> {
-    let ty = o.get("type").and_then(Value::as_str).unwrap_or_default();
+fn entry_of(o: &Object, base: Option<Timestamp>) -> Result<Entry, String> {
+    let ty = o.str("type").unwrap_or_default();
     if ty == "header" {
         return Ok(Entry::Header(
-            o.get("startedAt")
-                .and_then(Value::as_str)
-                .and_then(Timestamp::parse),
+            o.str("startedAt").as_deref().and_then(Timestamp::parse),
         ));
     }
-    let dir = match o.get("dir").and_then(Value::as_str) {
+    let dir = match o.str("dir").as_deref() {
         Some("c2s") => Direction::ClientToServer,
         Some("s2c") => Direction::ServerToClient,
         _ => return Err(format!("{ty:?} entry without \"dir\": \"c2s\" or \"s2c\"")),
     };
-    let at = |v: &Map<String, Value>| offset(base, v.get("t").and_then(Value::as_f64));
+    let at = |v: &Object| offset(base, v.f64("t"));
     let msg = |json: String, ts| StdioMessage {
         dir: Some(dir),
         json,
@@ -144,31 +145,40 @@ fn entry_of(o: &Map<String, Value>, base: Option<Timestamp>) -> Result<Entry, St
         checked: false,
         logged_by_client: false,
     };
-    match ty {
-        "frame" => match o.get("frame") {
-            Some(f @ Value::Object(_)) => Ok(Entry::Messages(vec![msg(f.to_string(), at(o))])),
+    match &*ty {
+        "frame" => match o.get("frame").filter(|f| shallow::is_object(f)) {
+            Some(f) => Ok(Entry::Messages(vec![msg(shallow::compact(f), at(o))])),
             _ => Err("frame entry without a \"frame\" object".to_owned()),
         },
-        "raw" => match o.get("data") {
-            Some(Value::String(s)) => Ok(Entry::Messages(vec![msg(s.clone(), at(o))])),
+        "raw" => match o.str("data") {
+            Some(s) => Ok(Entry::Messages(vec![msg(s.into_owned(), at(o))])),
             _ => Err("raw entry without a \"data\" string".to_owned()),
         },
         "chunks" => {
-            let chunks = o
-                .get("chunks")
-                .and_then(Value::as_array)
-                .ok_or("chunks entry without a \"chunks\" array")?;
-            let mut out = Vec::with_capacity(chunks.len());
-            for (i, c) in chunks.iter().enumerate() {
-                match c.get("frame") {
-                    Some(f @ Value::Object(_)) => {
-                        let ts = c.as_object().and_then(at).or_else(|| at(o));
-                        out.push(msg(f.to_string(), ts));
+            let mut out = Vec::new();
+            let mut bad = None;
+            let walked = o.get("chunks").is_some_and(|chunks| {
+                shallow::each_element(chunks, |c| {
+                    let c = Object::of(c, &["frame", "t"]);
+                    let frame = c.as_ref().and_then(|c| c.get("frame"));
+                    match frame.filter(|f| shallow::is_object(f)) {
+                        Some(f) if bad.is_none() => {
+                            let ts = c.as_ref().and_then(at).or_else(|| at(o));
+                            out.push(msg(shallow::compact(f), ts));
+                        }
+                        _ => {
+                            bad.get_or_insert(out.len() + 1);
+                        }
                     }
-                    _ => return Err(format!("chunk {} has no \"frame\" object", i + 1)),
-                }
+                })
+            });
+            if !walked {
+                return Err("chunks entry without a \"chunks\" array".to_owned());
             }
-            Ok(Entry::Messages(out))
+            match bad {
+                Some(i) => Err(format!("chunk {i} has no \"frame\" object")),
+                None => Ok(Entry::Messages(out)),
+            }
         }
         other => Err(format!(
             "entry of unknown type {other:?} (expected header, frame, raw or chunks)"

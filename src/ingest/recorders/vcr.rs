@@ -12,7 +12,7 @@
 //! after the whole-document size cap. mcp-vcr's `--format ndjson` writes the same
 //! records as JSON lines, a `{"_type":"meta", …}` line first; read line by line.
 
-use super::{offset, Kind, Tally};
+use super::{offset, shallow, Kind, Tally};
 use crate::ingest::IngestError;
 use crate::model::{Direction, StdioMessage, Timestamp};
 use serde_json::Value;
@@ -45,16 +45,34 @@ pub fn read_ndjson(
     limits: &crate::config::Limits,
     tally: &mut Tally,
 ) -> Result<(), IngestError> {
-    super::ts_cassette::read_lines(reader, limits, tally, |o, base| {
-        if o.get("_type").and_then(Value::as_str) == Some("meta") {
-            *base = o
-                .get("recorded_at")
-                .and_then(Value::as_str)
-                .and_then(Timestamp::parse);
+    let wanted = &["_type", "recorded_at", "dir", "payload", "t"];
+    super::ts_cassette::read_lines(reader, limits, tally, wanted, |o, base| {
+        if o.str("_type").as_deref() == Some("meta") {
+            *base = o.str("recorded_at").as_deref().and_then(Timestamp::parse);
             return Ok(None);
         }
-        message(&Value::Object(o.clone()), *base).map(|m| Some(vec![m]))
+        let dir = direction(o.str("dir").as_deref())?;
+        let payload = o
+            .get("payload")
+            .filter(|p| shallow::is_object(p))
+            .ok_or("message without a \"payload\" mapping")?;
+        Ok(Some(vec![StdioMessage {
+            dir: Some(dir),
+            json: shallow::compact(payload),
+            ts: offset(*base, o.f64("t")),
+            checked: false,
+            logged_by_client: false,
+        }]))
     })
+}
+
+/// A message's `dir`.
+fn direction(dir: Option<&str>) -> Result<Direction, String> {
+    match dir {
+        Some("c2s") => Ok(Direction::ClientToServer),
+        Some("s2c") => Ok(Direction::ServerToClient),
+        _ => Err("message without \"dir\": c2s or s2c".to_owned()),
+    }
 }
 
 pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
@@ -80,11 +98,7 @@ pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
 }
 
 fn message(m: &Value, base: Option<Timestamp>) -> Result<StdioMessage, String> {
-    let dir = match m.get("dir").and_then(Value::as_str) {
-        Some("c2s") => Direction::ClientToServer,
-        Some("s2c") => Direction::ServerToClient,
-        _ => return Err("message without \"dir\": c2s or s2c".to_owned()),
-    };
+    let dir = direction(m.get("dir").and_then(Value::as_str))?;
     let payload = m
         .get("payload")
         .filter(|p| p.is_object())
