@@ -440,3 +440,25 @@ fn broken_yaml_names_its_line() {
     assert!(err.contains("mcp-vcr transcript: YAML error"), "{err}");
     assert!(err.contains("line "), "{err}");
 }
+
+/// A recording cut short after some messages keeps them: mcp-vcr appends message by
+/// message, and what came before the cut is still the session's evidence. The cut is
+/// a problem at its line, and the exit code says the input was not read whole.
+#[test]
+fn a_cut_yaml_recording_keeps_the_messages_before_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("cut.yaml");
+    std::fs::write(
+        &path,
+        "messages:\n- dir: c2s\n  payload:\n    id: 1\n    jsonrpc: '2.0'\n    method: tools/call\n    params: {name: echo, arguments: {x: 1}}\n  t: 0\n- dir: s2c\n  payload:\n    id: 1\n    jsonrpc: '2.0'\n    result: {content: [{type: text, text: done}]}\n  t: 5\n- dir: c2s\n  payload:\n    id: 2\n    method: [tools/call\nmeta:\n  recorded_at: '2026-05-18T12:00:00Z'\n",
+    )
+    .unwrap();
+    let (r, err, code) = run(&path);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(
+        calls(&r, "wire"),
+        [("1".into(), "echo".into(), "TOOL_SUCCESS".into())]
+    );
+    assert!(err.contains("line 20: YAML error"), "{err}");
+    assert!(err.contains("messages before it were read"), "{err}");
+}

@@ -123,7 +123,11 @@ pub fn read(
     match kind {
         Kind::McpRecorder => mcp_recorder::read(&read_document(reader, kind)?, &mut tally)?,
         Kind::PyCassette => py_cassette::read(&read_document(reader, kind)?, &mut tally)?,
-        Kind::Vcr => vcr::read(&read_document(reader, kind)?, &mut tally)?,
+        Kind::Vcr => vcr::read(
+            &read_document(reader, kind)?,
+            limits.max_record_bytes,
+            &mut tally,
+        )?,
         Kind::TsCassette => ts_cassette::read(reader, limits, &mut tally)?,
         Kind::VcrNdjson => vcr::read_ndjson(reader, limits, &mut tally)?,
         Kind::ClaudeDesktop => claude_desktop::read(reader, limits, &mut tally)?,
@@ -198,19 +202,6 @@ const MAX_HELD: usize = 10_000;
 impl Tally<'_> {
     fn exchange(&mut self, x: Exchange) {
         self.sink.exchange(x);
-    }
-
-    /// A cassette's `messages[]` as transcript messages, each read by `read` against
-    /// the recording's start `base`.
-    fn messages(
-        &mut self,
-        messages: &[serde_json::Value],
-        base: Option<Timestamp>,
-        read: fn(&serde_json::Value, Option<Timestamp>) -> Result<StdioMessage, String>,
-    ) {
-        for (i, m) in messages.iter().enumerate() {
-            self.message(i as u64 + 1, read(m, base));
-        }
     }
 
     /// The message at (1-based) `entry` of a cassette's `messages[]`, or why it could

@@ -8,14 +8,15 @@
 //! - normalized snapshots replace ids with strings such as `NORM_ID_1`, which pair
 //!   as well as numbers do.
 //!
-//! Parsed with `serde_yaml_ng` (alias expansion and nesting are bounded by the crate)
-//! after the whole-document size cap. mcp-vcr's `--format ndjson` writes the same
+//! Read as YAML events (`yaml`), a message at a time, after the whole-document size
+//! cap. mcp-vcr's `--format ndjson` writes the same
 //! records as JSON lines, a `{"_type":"meta", …}` line first; read line by line.
 
+mod yaml;
+
 use super::{offset, shallow, Kind, Tally};
-use crate::ingest::IngestError;
-use crate::model::{Direction, StdioMessage, Timestamp};
-use serde_json::Value;
+use crate::ingest::{IngestError, Problem};
+use crate::model::{Direction, Locator, StdioMessage, Timestamp};
 
 /// A top-level `messages:` key and a `dir: c2s|s2c` item in the first lines.
 pub fn looks_like(head: &str) -> bool {
@@ -75,38 +76,78 @@ fn direction(dir: Option<&str>) -> Result<Direction, String> {
     }
 }
 
-pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
-    let root: Value = serde_yaml_ng::from_slice(doc)
-        .map_err(|e| IngestError::Malformed(format!("{}: YAML error: {e}", Kind::Vcr.name())))?;
-    let messages = match root.get("messages") {
-        Some(Value::Array(a)) => a.as_slice(),
-        // `messages:` written and nothing after it: a recording with no message yet.
-        Some(Value::Null) => &[],
-        _ => {
-            return Err(IngestError::Malformed(
-                "an mcp-vcr transcript whose \"messages\" is not a list".to_owned(),
-            ))
+/// A YAML transcript, read as the parser's events come: each message's payload is
+/// written out as JSON text as it is read, and nothing else is held (a whole-document
+/// tree cost 110 times the file: a dense 30 MB transcript held 3.2 GB). A recording
+/// cut short (mcp-vcr appends message by message) keeps the messages before the cut,
+/// and the cut is a problem at its line.
+pub fn read(doc: &[u8], max_message: usize, tally: &mut Tally) -> Result<(), IngestError> {
+    let text = std::str::from_utf8(doc).map_err(|e| {
+        IngestError::Malformed(format!("{}: not UTF-8 text ({e})", Kind::Vcr.name()))
+    })?;
+    let mut walk = yaml::Walk::new(text, max_message);
+    let mut pending = Vec::new();
+    let mut base = None;
+    let mut meta_read = false;
+    let mut entry = 0;
+    let walked = walk.transcript(|item| match item {
+        yaml::Item::RecordedAt(t) => {
+            base = t.as_deref().and_then(Timestamp::parse);
+            meta_read = true;
+            // Messages written before `meta` (keys sorted) waited for its time.
+            for (entry, m) in pending.drain(..) {
+                tally.message(entry, stamp(m, base));
+            }
         }
-    };
-    let base = root
-        .get("meta")
-        .and_then(|m| m.get("recorded_at"))
-        .and_then(Value::as_str)
-        .and_then(Timestamp::parse);
-    tally.messages(messages, base, message);
-    Ok(())
+        yaml::Item::Message(m) => {
+            entry += 1;
+            if meta_read {
+                tally.message(entry, stamp(m, base));
+            } else {
+                pending.push((entry, m));
+            }
+        }
+    });
+    for (entry, m) in pending {
+        tally.message(entry, stamp(m, base));
+    }
+    match walked {
+        Ok(()) => Ok(()),
+        Err(yaml::Stop::Shape(why)) => Err(IngestError::Malformed(format!(
+            "an mcp-vcr transcript whose {why}"
+        ))),
+        Err(yaml::Stop::Yaml(e)) if tally.used > 0 => {
+            tally.problem(Problem::new(
+                Locator::Line {
+                    line: e.marker().line() as u64,
+                },
+                format!(
+                    "YAML error: {} at column {}; the messages before it were read (a recording cut short?)",
+                    e.info(),
+                    e.marker().col() + 1
+                ),
+            ));
+            Ok(())
+        }
+        Err(yaml::Stop::Yaml(e)) => Err(IngestError::Malformed(format!(
+            "{}: YAML error: {e}",
+            Kind::Vcr.name()
+        ))),
+    }
 }
 
-fn message(m: &Value, base: Option<Timestamp>) -> Result<StdioMessage, String> {
-    let dir = direction(m.get("dir").and_then(Value::as_str))?;
-    let payload = m
-        .get("payload")
-        .filter(|p| p.is_object())
-        .ok_or("message without a \"payload\" mapping")?;
+/// A message read, its time counted from the recording's start `base`.
+fn stamp(
+    m: Result<yaml::Message, String>,
+    base: Option<Timestamp>,
+) -> Result<StdioMessage, String> {
+    let m = m?;
+    let dir = direction(m.dir.as_deref())?;
+    let json = m.payload.ok_or("message without a \"payload\" mapping")??;
     Ok(StdioMessage {
         dir: Some(dir),
-        json: payload.to_string(),
-        ts: offset(base, m.get("t").and_then(Value::as_f64)),
+        json,
+        ts: offset(base, m.t),
         checked: false,
         logged_by_client: false,
     })
