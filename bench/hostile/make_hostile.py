@@ -258,6 +258,21 @@ def main():
         p.stream(C, S, port, 80, 1000, wire)
     p.close()
 
+    # Partial HTTP/2 frames: 400 connections whose server allows 1 MiB frames, each
+    # client sending a request and 900 KB of a 1,000,000-byte DATA frame, never ended.
+    p = Pcap(f"{out}/h2-partial-frames.pcap")
+    for c in range(400):
+        port = 46000 + c
+        p.seg(C, S, port, 80, 999, SYN)
+        p.seg(S, C, 80, port, 4999, SYN | ACK)
+        p.stream(S, C, 80, port, 5000, frame(4, 0, 0, bytes([0, 5, 0, 0x10, 0, 0])))
+        wire = (b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0, b"")
+                + frame(4, 1, 0, b"") + frame(1, 0x4, 1, base)
+                + struct.pack("!I", 1_000_000)[1:] + bytes([0, 0]) + struct.pack("!I", 1)
+                + b"x" * 900_000)
+        p.stream(C, S, port, 80, 1000, wire)
+    p.close()
+
     # Legacy HTTP+SSE in a log: 1,000,000 calls answered 202 whose session's GET
     # stream is never written (a log may write it after all its POSTs), gzipped.
     with gzip.open(f"{out}/legacy-202-unwritten.jsonl.gz", "wt") as f:

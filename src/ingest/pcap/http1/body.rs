@@ -66,8 +66,13 @@ impl Gauge {
         self.heads_budget.saturating_sub(self.heads.get())
     }
 
+    /// Bytes the response bodies in flight may hold together.
+    pub(in crate::ingest::pcap) fn budget(&self) -> usize {
+        self.budget
+    }
+
     /// Bytes the response bodies in flight may still add.
-    fn room(&self) -> usize {
+    pub(in crate::ingest::pcap) fn room(&self) -> usize {
         self.budget.saturating_sub(self.used.get())
     }
 
@@ -102,6 +107,12 @@ impl Charge {
         let c = self.counter.get_or_insert_with(|| counter.clone());
         c.set(c.get() - self.bytes + now);
         self.bytes = now;
+    }
+
+    /// Counts `now` bytes held in flight besides a body (a partial HTTP/2 frame)
+    /// against the bodies' budget of `gauge`.
+    pub(in crate::ingest::pcap) fn in_flight(&mut self, gauge: &Gauge, now: usize) {
+        self.set(&gauge.used, now);
     }
 
     /// Counts `now` bytes of a partial head against `gauge`.

@@ -240,13 +240,13 @@ impl Reader {
         }
     }
 
-    /// Forgets a partial frame (after a hole in the stream).
+    /// Forgets a partial frame (after a hole in the stream), and its buffer: a
+    /// frame may be up to `FRAME_CAP` long.
     pub fn clear(&mut self) {
-        self.held.clear();
+        self.held = Vec::new();
     }
 
     /// Bytes held for an incomplete frame.
-    #[cfg(test)]
     pub fn held(&self) -> usize {
         self.held.len()
     }

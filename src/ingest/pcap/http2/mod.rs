@@ -154,6 +154,10 @@ struct Side {
     /// Longest frame this side may send: what the other side allowed.
     max_frame: u32,
     block: Option<Block>,
+    /// The partial frame's share of the capture's bodies in flight, past
+    /// `DEFAULT_MAX_FRAME`: a peer may allow frames of a megabyte, and a capture of
+    /// thousands of connections each stopped inside one would hold them all.
+    frame_charge: Charge,
     /// Nothing more is read from this side (a fatal frame error).
     dead: bool,
     /// Bytes passed over while not synced.
@@ -169,6 +173,7 @@ impl Side {
             synced: known,
             max_frame,
             block: None,
+            frame_charge: Charge::default(),
             dead: false,
             skipped: 0,
         }
@@ -290,6 +295,9 @@ impl Http2 {
         });
         let side = &mut self.sides[d.i()];
         side.reader = reader;
+        if !stopped && too_long.is_none() {
+            self.hold_partial_frame(d, ts, frame, cx);
+        }
         if let Some(h) = too_long {
             let (kind, msg) = if h.len <= max {
                 (
@@ -830,14 +838,60 @@ impl Http2 {
         finish(id, s, end, cx);
     }
 
+    /// Counts a partial frame longer than `DEFAULT_MAX_FRAME` against the bodies in
+    /// flight; one past their room is dropped, and the side is read again from the
+    /// next frame, as after a hole.
+    fn hold_partial_frame(&mut self, d: Dir, ts: Timestamp, frame: u64, cx: &mut Ctx) {
+        let side = &mut self.sides[d.i()];
+        let held = side.reader.held();
+        if held <= frame::DEFAULT_MAX_FRAME as usize {
+            side.frame_charge.release();
+            return;
+        }
+        if held <= cx.gauge.room() + side.frame_charge.bytes() {
+            side.frame_charge.in_flight(cx.gauge, held);
+            return;
+        }
+        side.frame_charge.release();
+        let budget = cx.gauge.budget();
+        self.lose(
+            d,
+            held as u64,
+            ts,
+            "were dropped (the bodies in flight filled their budget)",
+        );
+        self.problem(
+            Kind::Cap,
+            self.at(frame),
+            format!("cap: the bodies and partial HTTP/2 frames in flight over all connections reached {} MiB; a partial frame of {held} bytes from the {} was dropped, and frames are read again from the next segment that starts with one (raise --max-record-bytes)", budget >> 20, d.name()),
+            cx,
+        );
+    }
+
     /// A hole of `len` bytes in one side's stream: frame boundaries and the HPACK
     /// table are lost there until a frame boundary is found again.
     pub fn gap(&mut self, d: Dir, len: u64, ts: Timestamp, frame: u64, cx: &mut Ctx) {
+        if self.sides[d.i()].dead {
+            return;
+        }
+        self.lose(d, len, ts, "are missing from the capture");
+        self.problem(
+            Kind::Lost,
+            self.at(frame),
+            format!("HTTP/2 {}: {len} bytes are missing; frames are read again from the next segment that starts with one, with the HPACK table's older entries unknown", d.name()),
+            cx,
+        );
+    }
+
+    /// `len` bytes of one side are not read (`missing` says why, after "N bytes
+    /// from the server"): its streams are cut there, and frames are looked for again.
+    fn lose(&mut self, d: Dir, len: u64, ts: Timestamp, missing: &str) {
         let side = &mut self.sides[d.i()];
         if side.dead {
             return;
         }
         side.reader.clear();
+        side.frame_charge.release();
         side.block = None;
         side.hpack.lose_state();
         side.synced = false;
@@ -849,24 +903,17 @@ impl Http2 {
                     if let Some(r) = s.resp.as_mut() {
                         r.content.survives_gap();
                         r.content.truncated = true;
-                        s.notes.push(format!("{len} bytes from the server are missing from the capture; which HTTP/2 stream they belonged to is not known"));
+                        s.notes.push(format!("{len} bytes from the server {missing}; which HTTP/2 stream they belonged to is not known"));
                     }
                 }
                 Dir::Client if !s.req_done => {
                     s.req_cut = true;
-                    s.notes.push(format!(
-                        "{len} bytes from the client are missing from the capture"
-                    ));
+                    s.notes
+                        .push(format!("{len} bytes from the client {missing}"));
                 }
                 Dir::Client => {}
             }
         }
-        self.problem(
-            Kind::Lost,
-            self.at(frame),
-            format!("HTTP/2 {}: {len} bytes are missing; frames are read again from the next segment that starts with one, with the HPACK table's older entries unknown", d.name()),
-            cx,
-        );
     }
 
     /// The client closed its side (FIN delivered in order).

@@ -710,6 +710,79 @@ fn a_header_block_past_the_capture_budget_is_dropped_and_said_once() {
     assert_eq!(gauge.used(), 0);
 }
 
+/// A partial frame longer than the default maximum (the peer allowed 64 KiB) counts
+/// against the capture's bodies in flight: past their room it is dropped, said as a
+/// cap, and frames are found again (a later stream is read); within it the stream
+/// reads as if uncut. Either way it gives its bytes back.
+#[test]
+fn a_long_partial_frame_counts_against_the_bodies_in_flight() {
+    let mut w = Wire::new();
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"t","arguments":{{"x":"{}"}}}}}}"#,
+        "a".repeat(50_000)
+    );
+    w.request(1, &big);
+    w.response(1, "application/json", false);
+    w.data(
+        Dir::Server,
+        1,
+        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+        true,
+    );
+    w.request(
+        3,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}"#,
+    );
+    w.response(3, "application/json", false);
+    w.data(
+        Dir::Server,
+        3,
+        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#,
+        true,
+    );
+    // The first request's DATA frame arrives in two segments, 10,000 bytes apart.
+    let cut = |i: usize, b: &[u8]| {
+        if i == 3 {
+            vec![b.len() - 10_000]
+        } else {
+            vec![]
+        }
+    };
+    let streams = |r: &Run| -> Vec<(u32, usize)> {
+        r.out
+            .iter()
+            .map(|x| {
+                (
+                    http(x).tcp.unwrap().h2_stream.unwrap(),
+                    http(x).request.body.len(),
+                )
+            })
+            .collect()
+    };
+    let roomy = Gauge::new(1 << 20);
+    let r = run_in(&roomy, Opening::Preface, &w.pieces, &cut);
+    assert_eq!(streams(&r), streams(&whole(Opening::Preface, &w.pieces)));
+    assert!(r.diags.is_empty(), "{:?}", r.diags);
+    assert_eq!(roomy.used(), 0);
+
+    let tight = Gauge::new(40_000);
+    let r = run_in(&tight, Opening::Preface, &w.pieces, &cut);
+    let caps: Vec<&Problem> = r
+        .diags
+        .iter()
+        .filter(|d| d.message.contains("partial frame of"))
+        .collect();
+    assert_eq!(caps.len(), 1, "{:?}", r.diags);
+    assert!(caps[0].message.contains("from the client"), "{caps:?}");
+    let read = streams(&r);
+    assert!(read.contains(&(3, 68)), "a later stream is read: {read:?}");
+    assert!(
+        !read.iter().any(|&(id, len)| id == 1 && len > 40_000),
+        "the dropped frame's body is not read: {read:?}"
+    );
+    assert_eq!(tight.used(), 0);
+}
+
 #[test]
 fn a_gzip_response_body_is_decoded_across_data_frames() {
     use flate2::write::GzEncoder;
