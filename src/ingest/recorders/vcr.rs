@@ -96,20 +96,21 @@ pub fn read(doc: &[u8], max_message: usize, tally: &mut Tally) -> Result<(), Ing
             meta_read = true;
             // Messages written before `meta` (keys sorted) waited for its time.
             for (entry, m) in pending.drain(..) {
-                tally.message(entry, stamp(m, base));
+                tally.message(entry, Ok(stamp(m, base)));
             }
         }
         yaml::Item::Message(m) => {
             entry += 1;
-            if meta_read {
-                tally.message(entry, stamp(m, base));
-            } else {
-                pending.push((entry, m));
+            // A message that cannot be read is said at once: only those read wait.
+            match readable(m) {
+                Err(why) => tally.message(entry, Err(why)),
+                Ok(m) if meta_read => tally.message(entry, Ok(stamp(m, base))),
+                Ok(m) => pending.push((entry, m)),
             }
         }
     });
     for (entry, m) in pending {
-        tally.message(entry, stamp(m, base));
+        tally.message(entry, Ok(stamp(m, base)));
     }
     match walked {
         Ok(()) => Ok(()),
@@ -136,19 +137,23 @@ pub fn read(doc: &[u8], max_message: usize, tally: &mut Tally) -> Result<(), Ing
     }
 }
 
-/// A message read, its time counted from the recording's start `base`.
-fn stamp(
-    m: Result<yaml::Message, String>,
-    base: Option<Timestamp>,
-) -> Result<StdioMessage, String> {
+/// A message's direction, its payload as JSON and its `t`, or why it cannot be read.
+type Readable = (Direction, String, Option<f64>);
+
+fn readable(m: Result<yaml::Message, String>) -> Result<Readable, String> {
     let m = m?;
     let dir = direction(m.dir.as_deref())?;
     let json = m.payload.ok_or("message without a \"payload\" mapping")??;
-    Ok(StdioMessage {
+    Ok((dir, json, m.t))
+}
+
+/// A message read, its time counted from the recording's start `base`.
+fn stamp((dir, json, t): Readable, base: Option<Timestamp>) -> StdioMessage {
+    StdioMessage {
         dir: Some(dir),
         json,
-        ts: offset(base, m.t),
+        ts: offset(base, t),
         checked: false,
         logged_by_client: false,
-    })
+    }
 }

@@ -241,7 +241,9 @@ impl<'a> Walk<'a> {
                 }
                 Event::Scalar(v, style, anchor, tag) => {
                     let key = next_value(&mut out, open.last(), writing);
-                    if writing {
+                    if v.len() > self.max {
+                        failed.get_or_insert_with(|| self.too_long());
+                    } else if writing {
                         let at = out.len();
                         if key {
                             push_string(&mut out, &v);
@@ -278,10 +280,7 @@ impl<'a> Walk<'a> {
                 None => break,
             }
             if failed.is_none() && out.len() > self.max {
-                failed = Some(format!(
-                    "the payload is more than {} bytes as JSON, over the record limit; not read (raise --max-record-bytes to read it)",
-                    self.max
-                ));
+                failed = Some(self.too_long());
             }
             if failed.is_some() {
                 out = String::new();
@@ -294,10 +293,19 @@ impl<'a> Walk<'a> {
         })
     }
 
-    /// Keeps the text of an anchored node for the aliases that name it.
+    fn too_long(&self) -> String {
+        format!(
+            "the payload is more than {} bytes as JSON, over the record limit; not read (raise --max-record-bytes to read it)",
+            self.max
+        )
+    }
+
+    /// Keeps the text of an anchored node for the aliases that name it (each counted
+    /// with what holding it costs besides its text).
     fn keep(&mut self, anchor: usize, text: &str) {
-        if anchor > 0 && self.anchor_bytes + text.len() <= ANCHOR_BYTES {
-            self.anchor_bytes += text.len();
+        let cost = text.len() + 64;
+        if anchor > 0 && self.anchor_bytes + cost <= ANCHOR_BYTES {
+            self.anchor_bytes += cost;
             self.anchors.insert(anchor, text.to_owned());
         }
     }
