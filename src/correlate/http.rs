@@ -1316,8 +1316,10 @@ impl Correlator {
         for open in newer {
             l.waiting.entry(open.scope.clone()).or_default().push(open);
         }
-        for open in older {
-            self.legacy_unjoined(&open, Some(waited_out));
+        // A 202 to a request at an endpoint with no legacy session in its URL is
+        // Streamable HTTP's error, judged when it came (as `finish_legacy` has it).
+        for open in older.iter().filter(|o| o.scope.kind() == ScopeKind::Legacy) {
+            self.legacy_unjoined(open, Some(waited_out));
         }
         // They are final now: the next exchange releases them, rather than after as
         // many more calls as were waiting.

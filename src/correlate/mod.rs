@@ -2312,6 +2312,34 @@ mod spent_tests {
         }
     }
 
+    /// A POST to a Streamable HTTP endpoint answered 202 waits like a legacy call (a
+    /// legacy stream could still name its session), and is bounded with them; its
+    /// verdict stays the one it was given when it came, however many wait.
+    #[test]
+    fn a_streamable_post_answered_202_keeps_its_verdict_past_the_bound() {
+        let post = |id: u64| {
+            let mut x = legacy_post(id, "abc", id);
+            if let Payload::Http(h) = &mut x.payload {
+                h.request.url = "http://h/mcp".to_owned();
+            }
+            x
+        };
+        let mut one = Correlator::new();
+        one.exchange(post(1));
+        let alone = one.finish().calls[0].verdict.clone();
+        let n = 2 * http::MAX_LOGGED_CALLS as u64 + 1;
+        let mut c = Correlator::new();
+        for id in 1..=n {
+            c.exchange(post(id));
+        }
+        let a = c.finish();
+        assert_eq!(a.calls.len() as u64, n);
+        for k in [&a.calls[0], &a.calls[a.calls.len() - 1]] {
+            assert_eq!(k.verdict.outcome, alone.outcome);
+            assert_eq!(k.verdict.evidence.notes, alone.evidence.notes);
+        }
+    }
+
     /// Per-host and per-session state a long input adds to without end stays within
     /// `MAX_SCOPES`: hosts without sessions (a log of many endpoints) and sessions
     /// ended by a 404; the recent ones are kept, so a host seen lately still numbers
