@@ -416,13 +416,15 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     // at most `html::MAX_ROWS` calls: the others are counted as they are judged
     // (report/kept.rs), so memory stays flat there too. The call filters are applied
     // there as calls are judged; `--finding` narrows calls by findings, known only at
-    // an input's end: each input is narrowed as soon as it is judged, and the page,
-    // which would need every call a finding might name, keeps them all.
+    // an input's end: each input is narrowed as soon as it is judged (for the page,
+    // before its share of the page's rows is taken). With `--outcome` besides, the
+    // page keeps every call.
     let html = matches!(args.format, Format::Html) || args.html.is_some();
+    let page_narrows = html && !filter.findings.is_empty() && filter.outcomes.is_empty();
     let lean = teed
         || matches!(args.format, Format::Table | Format::Markdown | Format::Html)
             && !every_call
-            && (filter.findings.is_empty() || !html);
+            && (filter.findings.is_empty() || !html || page_narrows);
     let call_sinks = if teed {
         Some(report::kept::teed_sinks(
             reports.then_some(html),
@@ -534,7 +536,12 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
         // order, keeps only what is left of it.
         (None, _) if lean && html => {
             let mut share = report::kept::PageShare::default();
-            batch::run_visiting(&inputs, &config, progress, &mut |ir| share.trim(ir))
+            batch::run_visiting(&inputs, &config, progress, &mut |ir| {
+                if page_narrows {
+                    report::kept::narrow_page_input(ir, &filter);
+                }
+                share.trim(ir)
+            })
         }
         (None, _) if lean && !filter.findings.is_empty() => {
             batch::run_visiting(&inputs, &config, progress, &mut |ir| {

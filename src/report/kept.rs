@@ -100,6 +100,8 @@ struct Kept {
     tools: ToolsBySeq,
     /// Calls that need attention past `keep.attention`.
     unlisted: u64,
+    /// Calls that may be named, need no attention, and came past `keep.others`.
+    others_dropped: u64,
     scopes: ScopeTally,
     earliest: Option<Timestamp>,
 }
@@ -220,6 +222,8 @@ pub struct Unkept {
     pub filtered: Option<Filtered>,
     pub tools: ToolsBySeq,
     unlisted: u64,
+    /// Calls that need no attention let go by the sink though they may be named.
+    others_dropped: u64,
     /// Counted only for the HTML page (`Keep::scopes`).
     scopes: Option<ScopeTally>,
     earliest: Option<Timestamp>,
@@ -269,7 +273,9 @@ impl Kept {
             self.unlisted += u64::from(!keep);
             keep
         } else {
-            self.calls.len() - self.attention < self.keep.others
+            let keep = self.calls.len() - self.attention < self.keep.others;
+            self.others_dropped += u64::from(!keep);
+            keep
         };
         if keep && self.keep.scopes {
             self.scopes.of_kept.push(first);
@@ -285,6 +291,7 @@ impl Kept {
             filtered: self.filter.is_some().then_some(self.filtered),
             tools: self.tools,
             unlisted: self.unlisted,
+            others_dropped: self.others_dropped,
             scopes: self.keep.scopes.then_some(self.scopes),
             earliest: self.earliest,
         };
@@ -406,20 +413,27 @@ fn kept_factory(
     reports: Option<bool>,
     filter: &Filter,
 ) -> impl Fn() -> Kept + Send + Sync + 'static {
-    // `--finding` narrows calls by the findings, known only at the input's end: the
-    // page would have to keep every call that a finding might name (and count its
-    // scopes by them). The table and markdown list only calls that need attention:
-    // with `--finding` the first `NARROWING` of those are kept until the input's end
-    // (`narrow_input`).
-    debug_assert!(filter.findings.is_empty() || reports != Some(true));
+    // `--finding` narrows calls by the findings, known only at the input's end. The
+    // table and markdown list only calls that need attention: with `--finding` the
+    // first `NARROWING` of those that a finding may name are kept until the input's
+    // end (`narrow_input`). The page lists any call: the first `NARROWING` of each
+    // kind are kept, and its scopes are counted from those the findings name
+    // (`narrow_page_input`).
     let narrows = !filter.findings.is_empty() && filter.outcomes.is_empty();
-    let listing = narrows && reports == Some(false);
+    debug_assert!(filter.findings.is_empty() || reports != Some(true) || narrows);
+    let listing = narrows && reports.is_some();
     let mut may_be_named = [true; Outcome::ALL.len()];
     for (may, o) in may_be_named.iter_mut().zip(Outcome::ALL) {
         *may = !listing || crate::correlate::rules::may_name(&filter.findings, *o);
     }
     let filter = (!filter.is_empty()).then(|| Arc::new(filter.clone()));
     let keep = match reports {
+        Some(true) if listing => Keep {
+            attention: NARROWING,
+            others: NARROWING,
+            scopes: false,
+            may_be_named,
+        },
         Some(true) => Keep {
             attention: MAX_ROWS.max(SHOWN),
             others: MAX_ROWS,
@@ -452,6 +466,7 @@ fn kept_factory(
         attention: 0,
         tools: ToolsBySeq::default(),
         unlisted: 0,
+        others_dropped: 0,
         scopes: ScopeTally::default(),
         earliest: None,
     }
@@ -601,6 +616,75 @@ pub fn narrow_input(ir: &mut crate::batch::InputReport, filter: &Filter) {
     if let Some(u) = unkept_mut(a) {
         u.unlisted = named - listed;
     }
+}
+
+/// Narrows one input of a `--finding` run whose HTML page is written from what its
+/// sink kept (`attention_sinks(true, _)`), as soon as the input is judged, in input
+/// order, before `PageShare::trim`: its findings and counts are narrowed as
+/// `narrow_input` does, the calls they name stay, and its scopes and earliest start
+/// are counted from those, as the page counts them from a run's calls.
+pub fn narrow_page_input(ir: &mut crate::batch::InputReport, filter: &Filter) {
+    take_input_attention(ir);
+    super::filter::apply_input(&mut ir.analysis, filter);
+    let a = &mut ir.analysis;
+    let Some(u) = unkept(a) else {
+        return;
+    };
+    let Some(f) = &u.filtered else {
+        return;
+    };
+    let named: u64 = f.matched.iter().map(|w| u64::from(w.count_ones())).sum();
+    let named_attention: u64 = f.attention.as_ref().map_or(0, |bits| {
+        bits.iter()
+            .zip(&f.matched)
+            .map(|(a, m)| u64::from((a & m).count_ones()))
+            .sum()
+    });
+    let dropped = u.unlisted + u.others_dropped > 0;
+    let stays: Vec<bool> = a.calls.iter().map(|c| f.matched(c.seq)).collect();
+    let mut kept = Vec::new();
+    let mut gone = Vec::new();
+    for (c, stays) in std::mem::take(&mut a.calls).into_iter().zip(stays) {
+        if stays {
+            kept.push(c);
+        } else {
+            gone.push(c);
+        }
+    }
+    let mut scopes = ScopeTally::default();
+    for c in &kept {
+        let first = scopes.add(c);
+        scopes.of_kept.push(first);
+    }
+    let earliest = kept.iter().filter_map(|c| c.started_at).min();
+    let listed = kept.len() as u64;
+    let kept_attention = kept.iter().filter(|c| needs_attention(c)).count() as u64;
+    let Some(s) = a.streamed.as_mut() else {
+        return;
+    };
+    let product = std::mem::replace(&mut s.product, Box::new(()));
+    let Ok(mut u) = product.downcast::<Unkept>() else {
+        return;
+    };
+    for c in &gone {
+        u.tools.add(c);
+    }
+    u.scopes = Some(scopes);
+    u.earliest = earliest;
+    // The named calls that need attention and were let go, as the reports count them.
+    u.unlisted = named_attention.saturating_sub(kept_attention);
+    if dropped && listed < named {
+        a.notices.push(crate::ingest::Problem::notice(
+            crate::ingest::Kind::Cap,
+            crate::model::Locator::Input,
+            format!(
+                "cap: with --finding, the page lists the calls the findings name among the first {NARROWING} that need attention and the first {NARROWING} others, and counts its scopes by those; {} more that they name are counted, not listed (--format jsonl lists them all)",
+                named - listed
+            ),
+        ));
+    }
+    // As the sink left it, for `PageShare::trim` and `take_attention`.
+    s.product = Box::new((kept, *u));
 }
 
 /// The tool of call `seq` of an input, kept whole or not.
@@ -1135,6 +1219,71 @@ mod tests {
             same_reports(&whole, &lean);
         }
         assert_eq!(narrowed, filters.len(), "each filter drops some calls");
+    }
+
+    /// `--finding` with the page: each input is narrowed as soon as it is judged
+    /// (`narrow_page_input`), then gives the page its share of rows (`PageShare`),
+    /// and the page, the table, markdown, counts and findings are those of a run
+    /// that kept every call and filtered after; a success a finding names is listed
+    /// too (`UNEXPLAINED_REPEAT`).
+    #[test]
+    fn finding_filters_narrow_each_input_of_a_page_as_a_whole_run_would() {
+        use crate::batch::{run_visiting, Progress};
+        let dir = tempfile::tempdir().unwrap();
+        let failing = dir.path().join("failing.jsonl");
+        let mut text: String = (0..1_500).map(|i| logged_call(i, i, false)).collect();
+        for i in 1_500..1_530 {
+            text.push_str(&format!(
+                "{{\"ts\":\"2026-12-01T01:00:00.000Z\",\"request\":{{\"method\":\"POST\",\"url\":\"http://h/mcp\",\"body\":\"{{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":{i},\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{{\\\"name\\\":\\\"read_note\\\",\\\"arguments\\\":{{\\\"n\\\":1}}}}}}\"}}}}\n"
+            ));
+        }
+        std::fs::write(&failing, text).unwrap();
+        let mut inputs = samples_and_lab().to_vec();
+        inputs.push(Input::Path(failing));
+        let filters = [
+            Filter {
+                findings: vec![FindingKind::UnsafeReplay, FindingKind::NonTerminal],
+                ..Filter::default()
+            },
+            Filter {
+                findings: vec![FindingKind::UnexplainedRepeat],
+                ..Filter::default()
+            },
+            Filter {
+                findings: vec![FindingKind::UnexplainedRepeat, FindingKind::NonTerminal],
+                tools: vec!["read_note".into()],
+                scopes: vec!["session".into()],
+                ..Filter::default()
+            },
+        ];
+        let mut successes_listed = 0;
+        for f in &filters {
+            let mut whole = run(&inputs, &Config::default());
+            let all: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+            let config = Config {
+                call_sinks: Some(attention_sinks(true, f)),
+                ..Config::default()
+            };
+            let mut share = PageShare::default();
+            let mut lean = run_visiting(&inputs, &config, &Progress::default(), &mut |ir| {
+                narrow_page_input(ir, f);
+                share.trim(ir)
+            });
+            take_attention(&mut lean);
+            assert!(filtered_alike(&mut whole, &mut lean, f, all), "{f:?}");
+            successes_listed += lean
+                .inputs
+                .iter()
+                .flat_map(|i| &i.analysis.calls)
+                .filter(|c| c.verdict.outcome == Outcome::ToolSuccess)
+                .count();
+            same_output(&whole, &lean, None);
+            same_reports(&whole, &lean);
+        }
+        assert!(
+            successes_listed > 0,
+            "a success a finding names is on the page"
+        );
     }
 
     /// A rule that says which outcomes its findings name (`Hooks::names_only`) is
