@@ -283,6 +283,31 @@ def main():
                             "body": json.dumps(call)},
                 "response": {"status": 202, "body": "Accepted"}}) + "\n")
 
+    # Recorders' documents, read in one piece: dense ones (15,000,000 zeros of
+    # arguments in one call, 30 MB) and one of many messages.
+    zeros = ",".join(["0"] * 15_000_000)
+    with open(f"{out}/recorder-dense.json", "w") as f:
+        f.write('{"version":"1.0","metadata":{"recorded_at":"2026-12-03T10:53:57Z",'
+                '"server_url":"http://127.0.0.1:1","transport_type":"http"},"interactions":['
+                '{"type":"jsonrpc_request","request":{"jsonrpc":"2.0","id":1,"method":"tools/call",'
+                '"params":{"name":"echo","arguments":{"x":[' + zeros + ']}}},'
+                '"response":{"jsonrpc":"2.0","id":1,"result":{"content":[]}},'
+                '"response_is_sse":false,"response_status":200,"latency_ms":1,'
+                '"http_method":null,"http_path":null}]}')
+    vcr_head = ('meta:\n  recorded_at: "2026-05-18T12:00:00Z"\n  session_id: abcdef12\n'
+                '  version: 1\nmessages:\n')
+    with open(f"{out}/vcr-dense.yaml", "w") as f:
+        f.write(vcr_head + '- dir: c2s\n  payload:\n    id: 1\n    jsonrpc: "2.0"\n'
+                '    method: tools/call\n    params:\n      name: echo\n      arguments:\n'
+                '        x: [' + zeros + ']\n  t: 0\n')
+    with open(f"{out}/vcr-many.yaml", "w") as f:
+        f.write(vcr_head)
+        for i in range(100_000):
+            f.write('- dir: c2s\n  payload: {id: %d, jsonrpc: "2.0", method: tools/call, '
+                    'params: {name: echo, arguments: {}}}\n  t: %d\n' % (i, i))
+            f.write('- dir: s2c\n  payload: {id: %d, jsonrpc: "2.0", result: {content: []}}\n'
+                    '  t: %d\n' % (i, i))
+
 
 if __name__ == "__main__":
     main()
