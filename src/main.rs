@@ -398,7 +398,8 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     // JSONL and JSON stream each input's calls to a spool as they are judged, so
     // memory stays flat on any input (with `--finding`, the spool notes each
     // record's `seq`, and those no finding kept names are left out when it is
-    // written); `--finding` with a report needs the calls at hand. With
+    // written; what a report or the page besides shows is narrowed once the records
+    // are out, except with `--outcome` too, where every call is kept). With
     // `--report` or `--html` (not `--all`) the calls those show are kept besides;
     // with call filters or a baseline, what those need (each input's findings are
     // narrowed and accepted before its records are written).
@@ -408,8 +409,9 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     // lists either way.
     let every_call = args.all
         && (matches!(args.format, Format::Table | Format::Markdown) || args.report.is_some());
+    let finding_narrows = !filter.findings.is_empty() && filter.outcomes.is_empty();
     let stream = matches!(args.format, Format::Jsonl | Format::Json)
-        && (filter.findings.is_empty() || !reports)
+        && (filter.findings.is_empty() || !reports || finding_narrows)
         && !every_call;
     let teed = stream && (reports || !filter.is_empty() || baselining);
     // The table and markdown show only the calls that need attention, the HTML page
@@ -420,7 +422,7 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
     // before its share of the page's rows is taken). With `--outcome` besides, the
     // page keeps every call.
     let html = matches!(args.format, Format::Html) || args.html.is_some();
-    let page_narrows = html && !filter.findings.is_empty() && filter.outcomes.is_empty();
+    let page_narrows = html && finding_narrows;
     let lean = teed
         || matches!(args.format, Format::Table | Format::Markdown | Format::Html)
             && !every_call
@@ -524,6 +526,9 @@ fn run(args: AnalyzeArgs) -> Result<ExitCode> {
                 passes.input(ir);
                 quiet_on_broken_pipe(s.input(ir));
                 report::kept::written(ir);
+                if reports && finding_narrows {
+                    report::kept::narrow_written(ir, html);
+                }
                 if html {
                     share.trim(ir);
                 }

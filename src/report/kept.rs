@@ -568,6 +568,24 @@ fn take_input_attention(ir: &mut crate::batch::InputReport) {
 pub fn narrow_input(ir: &mut crate::batch::InputReport, filter: &Filter) {
     take_input_attention(ir);
     super::filter::apply_input(&mut ir.analysis, filter);
+    narrow_listed(ir);
+}
+
+/// Narrows one input of a streaming `--finding` run that also writes the markdown
+/// report or (`page`) the HTML page, once its records are written (`written`): its
+/// findings and counts were narrowed before (`InputPasses`), and its calls are
+/// narrowed as `narrow_input` or `narrow_page_input` narrows them.
+pub fn narrow_written(ir: &mut crate::batch::InputReport, page: bool) {
+    take_input_attention(ir);
+    if page {
+        narrow_page(ir);
+    } else {
+        narrow_listed(ir);
+    }
+}
+
+/// `narrow_input` once its findings are narrowed.
+fn narrow_listed(ir: &mut crate::batch::InputReport) {
     let a = &mut ir.analysis;
     let Some(u) = unkept(a) else {
         return;
@@ -626,6 +644,11 @@ pub fn narrow_input(ir: &mut crate::batch::InputReport, filter: &Filter) {
 pub fn narrow_page_input(ir: &mut crate::batch::InputReport, filter: &Filter) {
     take_input_attention(ir);
     super::filter::apply_input(&mut ir.analysis, filter);
+    narrow_page(ir);
+}
+
+/// `narrow_page_input` once its findings are narrowed.
+fn narrow_page(ir: &mut crate::batch::InputReport) {
     let a = &mut ir.analysis;
     let Some(u) = unkept(a) else {
         return;
@@ -1439,6 +1462,77 @@ mod tests {
                 same_output(&whole, &lean, None);
             }
         }
+    }
+
+    /// A streaming JSONL run with `--finding` that also writes the markdown report or
+    /// the page narrows what those show once each input's records are written
+    /// (`narrow_written`): records, report and page are those of a run that kept
+    /// every call and filtered after.
+    #[test]
+    fn a_teed_finding_run_narrows_the_report_and_the_page_as_a_whole_run_would() {
+        use crate::batch::{run_visiting, Progress};
+        use crate::report::filter::{apply, apply_input};
+        use crate::report::jsonl::{write_jsonl, Streamer};
+        let inputs = samples_and_lab();
+        let redactor = Redactor::default();
+        let filters = [
+            Filter {
+                findings: vec![FindingKind::UnexplainedRepeat, FindingKind::NonTerminal],
+                ..Filter::default()
+            },
+            Filter {
+                findings: vec![FindingKind::UnsafeReplay, FindingKind::IdMismatch],
+                tools: vec!["delete_file".into(), "read_note".into()],
+                ..Filter::default()
+            },
+        ];
+        let mut narrowed = 0;
+        for f in &filters {
+            for html in [false, true] {
+                let mut whole = run(&inputs, &Config::default());
+                let all: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+                apply(&mut whole, f);
+                redactor.report(&mut whole);
+                let named: usize = whole.inputs.iter().map(|i| i.analysis.calls.len()).sum();
+                narrowed += usize::from(named < all);
+                let mut want = Vec::new();
+                write_jsonl(&whole, &mut want).unwrap();
+                let config = Config {
+                    call_sinks: Some(teed_sinks(Some(html), f, redactor)),
+                    ..Config::default()
+                };
+                let mut records = Vec::new();
+                let mut streamer = Streamer::new(&mut records, redactor);
+                let mut share = PageShare::default();
+                let mut lean = run_visiting(&inputs, &config, &Progress::default(), &mut |ir| {
+                    apply_input(&mut ir.analysis, f);
+                    streamer.input(ir).unwrap();
+                    written(ir);
+                    narrow_written(ir, html);
+                    if html {
+                        share.trim(ir);
+                    }
+                });
+                take_attention(&mut lean);
+                // As `InputPasses::finish` notes them.
+                lean.filters = f.describe();
+                redactor.run_fields(&mut lean);
+                streamer.finish(&lean).unwrap();
+                let (r, w) = (
+                    String::from_utf8_lossy(&records),
+                    String::from_utf8_lossy(&want),
+                );
+                for (a, b) in r.lines().zip(w.lines()) {
+                    assert_eq!(a, b, "{f:?} html {html}");
+                }
+                assert_eq!(r.lines().count(), w.lines().count());
+                same_output(&whole, &lean, Some(OutputFormat::Markdown));
+                if html {
+                    same_output(&whole, &lean, None);
+                }
+            }
+        }
+        assert!(narrowed > 0, "the findings leave out calls");
     }
 
     /// A streaming JSONL run with call filters narrows each input before its
