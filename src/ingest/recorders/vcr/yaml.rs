@@ -82,7 +82,9 @@ impl<'a> Walk<'a> {
         let mut messages = false;
         loop {
             let key = match self.next()? {
-                Event::MappingEnd => break,
+                // The parser closes every mapping before the stream ends; a stream
+                // end here is taken as the mapping's, so no loop waits on it.
+                Event::MappingEnd | Event::StreamEnd | Event::DocumentEnd => break,
                 Event::Scalar(k, ..) => Some(k),
                 other => {
                     self.skip(other)?;
@@ -100,7 +102,7 @@ impl<'a> Walk<'a> {
                     match value {
                         Event::SequenceStart(..) => loop {
                             match self.next()? {
-                                Event::SequenceEnd => break,
+                                Event::SequenceEnd | Event::StreamEnd | Event::DocumentEnd => break,
                                 ev => {
                                     let m = self.message(ev)?;
                                     each(Item::Message(m));
@@ -131,7 +133,7 @@ impl<'a> Walk<'a> {
         let mut at = None;
         loop {
             let key = match self.next()? {
-                Event::MappingEnd => return Ok(at),
+                Event::MappingEnd | Event::StreamEnd | Event::DocumentEnd => return Ok(at),
                 Event::Scalar(k, ..) => Some(k),
                 other => {
                     self.skip(other)?;
@@ -154,7 +156,7 @@ impl<'a> Walk<'a> {
         let mut m = Message::default();
         loop {
             let key = match self.next()? {
-                Event::MappingEnd => return Ok(Ok(m)),
+                Event::MappingEnd | Event::StreamEnd | Event::DocumentEnd => return Ok(Ok(m)),
                 Event::Scalar(k, ..) => Some(k),
                 other => {
                     self.skip(other)?;
@@ -183,6 +185,7 @@ impl<'a> Walk<'a> {
             match ev {
                 Event::SequenceStart(..) | Event::MappingStart(..) => depth += 1,
                 Event::SequenceEnd | Event::MappingEnd => depth = depth.saturating_sub(1),
+                Event::StreamEnd | Event::DocumentEnd => return Ok(()),
                 _ => {}
             }
             if depth == 0 {
@@ -257,7 +260,11 @@ impl<'a> Walk<'a> {
                 Event::Alias(id) => {
                     let key = next_value(&mut out, open.last(), writing);
                     match self.anchors.get(&id) {
-                        Some(text) if !key => out.push_str(text),
+                        Some(text) if !key => {
+                            if writing {
+                                out.push_str(text);
+                            }
+                        }
                         Some(_) => {
                             failed.get_or_insert_with(|| "a mapping key is an alias".to_owned());
                         }
