@@ -283,6 +283,16 @@ def main():
                             "body": json.dumps(call)},
                 "response": {"status": 202, "body": "Accepted"}}) + "\n")
 
+    # Pipelined requests: 300 connections, each sending 1,000 requests of 1.2 KB
+    # heads before any answer, none ever answered.
+    p = Pcap(f"{out}/pipelined-heads.pcap")
+    head = (b"GET /mcp HTTP/1.1\r\nHost: h\r\nX-Pad: " + b"p" * 1200 + b"\r\n\r\n") * 1000
+    for c in range(300):
+        port = 47000 + c
+        p.seg(C, S, port, 80, 999, SYN)
+        p.stream(C, S, port, 80, 1000, head)
+    p.close()
+
     # Recorders' documents, read in one piece: dense ones (15,000,000 zeros of
     # arguments in one call, 30 MB) and one of many messages.
     zeros = ",".join(["0"] * 15_000_000)

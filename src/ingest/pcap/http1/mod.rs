@@ -67,6 +67,10 @@ struct Pending {
     truncated: bool,
     /// The request body's share of the capture's gauge, given back with the exchange.
     req_charge: body::RequestCharge,
+    /// A pipelined request's head, counted with the partial heads: a client may send
+    /// a thousand requests on a connection before any is answered, and a capture of
+    /// thousands of such connections would hold every head.
+    head_charge: body::Charge,
 }
 
 impl Pending {
@@ -81,6 +85,7 @@ impl Pending {
             diags: Vec::new(),
             truncated: false,
             req_charge: Default::default(),
+            head_charge: Default::default(),
         }
     }
 }
@@ -282,14 +287,28 @@ impl Http1 {
                     let Head::Request(req, framing) = head else {
                         return;
                     };
-                    if self.pending.len() >= PENDING_CAP {
+                    // Only requests sent before the one ahead was answered are
+                    // counted: a client that waits for each answer holds one head.
+                    let held = if self.pending.is_empty() {
+                        0
+                    } else {
+                        req.url.len() + req.headers.heap_bytes() as usize + 64
+                    };
+                    let why = if self.pending.len() >= PENDING_CAP {
+                        Some(format!("cap: more than {PENDING_CAP} requests wait for responses on one connection; the rest of this client stream is not read (a fixed limit)"))
+                    } else if held > cx.gauge.head_room() {
+                        Some(format!("cap: the partial and pipelined request heads held over all connections reached {} MiB; the rest of this client stream is not read (a fixed limit)", cx.gauge.heads_budget() >> 20))
+                    } else {
+                        None
+                    };
+                    if let Some(why) = why {
                         cx.problem(
                             Kind::Cap,
                             Locator::Frames {
                                 request: self.client.head_frame,
                                 response: None,
                             },
-                            format!("cap: more than {PENDING_CAP} requests wait for responses on one connection; the rest of this client stream is not read (a fixed limit)"),
+                            why,
                         );
                         self.client.state = State::Dead;
                         return;
@@ -299,6 +318,9 @@ impl Http1 {
                     let at = if done { frame } else { self.client.head_frame };
                     let mut p = Pending::new(req, at, ts);
                     p.req_framing = (!done).then_some(framing);
+                    if held > 0 {
+                        p.head_charge.head(cx.gauge, held);
+                    }
                     self.pending.push_back(p);
                     self.client.state = if done { State::Head } else { State::Body };
                 }
@@ -1161,6 +1183,47 @@ mod tests {
             "room again once the first was given back"
         );
         assert_eq!(cx.diags.len(), 1);
+    }
+
+    /// Requests pipelined behind one not yet answered count their heads with the
+    /// partial heads: past the budget the rest of that client stream is not read,
+    /// named as a cap; the first request waiting on a connection is not counted, and
+    /// an answered one gives its head back.
+    #[test]
+    fn pipelined_request_heads_share_the_partial_heads_budget() {
+        let gauge = body::Gauge::with_heads(usize::MAX, 20_000);
+        let (mut diags, mut out) = (Vec::new(), Vec::new());
+        let mut cx = Ctx {
+            diags: &mut diags,
+            out: &mut out,
+            gauge: &gauge,
+        };
+        let addr = "10.0.0.1:80".parse().expect("an address");
+        let request = format!(
+            "GET /x HTTP/1.1\r\nHost: h\r\nX-Pad: {}\r\n\r\n",
+            "p".repeat(4000)
+        );
+        let mut a = Http1::new(caps(), addr);
+        let burst = request.repeat(10);
+        a.client_bytes(burst.as_bytes(), Timestamp(0), 1, &mut cx);
+        // 20,000 bytes hold four pipelined heads behind the first.
+        assert_eq!(a.pending.len(), 5, "{:?}", cx.diags);
+        assert_eq!(kinds(cx.diags), [Kind::Cap]);
+        assert!(cx.diags[0].message.contains("pipelined request heads"));
+        assert!(
+            gauge.used() > 16_000 && gauge.used() <= 20_000,
+            "{}",
+            gauge.used()
+        );
+        // A client that waits for each answer holds no count.
+        let mut b = Http1::new(caps(), addr);
+        b.client_bytes(request.as_bytes(), Timestamp(1), 2, &mut cx);
+        assert_eq!(b.pending.len(), 1);
+        assert_eq!(cx.diags.len(), 1);
+        let answer = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".repeat(5);
+        a.server_bytes(&answer, Timestamp(2), 3, &mut cx);
+        assert_eq!(a.pending.len(), 0);
+        assert_eq!(gauge.used(), 0, "answered heads gave their bytes back");
     }
 
     #[test]
