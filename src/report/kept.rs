@@ -650,6 +650,14 @@ pub fn narrow_page_input(ir: &mut crate::batch::InputReport, filter: &Filter) {
 /// `narrow_page_input` once its findings are narrowed.
 fn narrow_page(ir: &mut crate::batch::InputReport) {
     let a = &mut ir.analysis;
+    // Its calls are back in `calls` and its product is what stays (`Unkept`).
+    if !a
+        .streamed
+        .as_ref()
+        .is_some_and(|s| s.product.is::<Unkept>())
+    {
+        return;
+    }
     let Some(u) = unkept(a) else {
         return;
     };
@@ -685,10 +693,10 @@ fn narrow_page(ir: &mut crate::batch::InputReport) {
     let Some(s) = a.streamed.as_mut() else {
         return;
     };
-    let product = std::mem::replace(&mut s.product, Box::new(()));
-    let Ok(mut u) = product.downcast::<Unkept>() else {
+    let Some(u) = s.product.downcast_mut::<Unkept>() else {
         return;
     };
+    let mut u = std::mem::take(u);
     for c in &gone {
         u.tools.add(c);
     }
@@ -707,7 +715,7 @@ fn narrow_page(ir: &mut crate::batch::InputReport) {
         ));
     }
     // As the sink left it, for `PageShare::trim` and `take_attention`.
-    s.product = Box::new((kept, *u));
+    s.product = Box::new((kept, u));
 }
 
 /// The tool of call `seq` of an input, kept whole or not.
