@@ -365,12 +365,42 @@ fn oldest_half<T>(mut all: Vec<T>, open: impl Fn(&T) -> &Open) -> (Vec<T>, Vec<T
     (all, newer)
 }
 
+/// How many calls of a capture (`captured`) or of a log may wait for a stream of
+/// their session not yet read, and how many bytes of them; and what a call judged
+/// past it is told.
+fn unwritten_bound(captured: bool) -> (usize, u64, WaitedOut) {
+    if captured {
+        let mib = GOING_CALL_BYTES >> 20;
+        (
+            MAX_GOING_CALLS,
+            GOING_CALL_BYTES,
+            WaitedOut::LegacyUnseen(MAX_GOING_CALLS, mib),
+        )
+    } else {
+        let mib = LOGGED_CALL_BYTES >> 20;
+        (
+            MAX_LOGGED_CALLS,
+            LOGGED_CALL_BYTES,
+            WaitedOut::LegacyUnwritten(MAX_LOGGED_CALLS, mib),
+        )
+    }
+}
+
 /// The key a call waits under on a stream: its id, type-loose.
 fn wait_key(open: &Open) -> String {
     loose_id(&open.request.id_or_null()).into_owned()
 }
 
 impl Legacy {
+    /// The calls of a capture (`captured`) or of a log in `waiting`, counted.
+    fn unwritten(&mut self, captured: bool) -> &mut Held {
+        if captured {
+            &mut self.unseen_calls
+        } else {
+            &mut self.logged_calls
+        }
+    }
+
     fn stream_index(&self, scope: &Scope) -> Option<usize> {
         self.index_of(*self.stream_of.get(scope)?)
     }
@@ -1272,18 +1302,10 @@ impl Correlator {
         } else {
             let l = &mut self.legacy;
             let captured = from_capture(&open);
-            if captured {
-                l.unseen_calls.add(&open);
-            } else {
-                l.logged_calls.add(&open);
-            }
+            l.unwritten(captured).add(&open);
             l.waiting.entry(open.scope.clone()).or_default().push(open);
-            let past = if captured {
-                l.unseen_calls.over()
-            } else {
-                l.logged_calls.past(MAX_LOGGED_CALLS, LOGGED_CALL_BYTES)
-            };
-            if past {
+            let (calls, bytes, _) = unwritten_bound(captured);
+            if l.unwritten(captured).past(calls, bytes) {
                 self.stop_waiting_for_unseen_streams(captured);
             }
         }
@@ -1305,14 +1327,8 @@ impl Correlator {
         }
         l.waiting.retain(|_, calls| !calls.is_empty());
         let (older, newer) = oldest_half(all, |o| o);
-        let held = Held::of(newer.iter());
-        let waited_out = if captured {
-            l.unseen_calls = held;
-            WaitedOut::LegacyUnseen(MAX_GOING_CALLS, GOING_CALL_BYTES >> 20)
-        } else {
-            l.logged_calls = held;
-            WaitedOut::LegacyUnwritten(MAX_LOGGED_CALLS, LOGGED_CALL_BYTES >> 20)
-        };
+        *l.unwritten(captured) = Held::of(newer.iter());
+        let (_, _, waited_out) = unwritten_bound(captured);
         for open in newer {
             l.waiting.entry(open.scope.clone()).or_default().push(open);
         }
@@ -1422,11 +1438,7 @@ impl Correlator {
             if let Some(calls) = self.legacy.waiting.remove(&scope) {
                 let si = self.legacy.streams.len() - 1;
                 for o in &calls {
-                    if from_capture(o) {
-                        self.legacy.unseen_calls.remove(o);
-                    } else {
-                        self.legacy.logged_calls.remove(o);
-                    }
+                    self.legacy.unwritten(from_capture(o)).remove(o);
                 }
                 for open in calls {
                     self.legacy_call_on(open, si);
