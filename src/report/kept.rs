@@ -166,6 +166,23 @@ impl Filtered {
             .is_some_and(|w| w & (1 << (seq % 64)) != 0)
     }
 
+    /// How many calls match (once narrowed: how many the findings name).
+    fn matched_count(&self) -> u64 {
+        self.matched.iter().map(|w| u64::from(w.count_ones())).sum()
+    }
+
+    /// How many of the calls that match need attention (with `--finding` and a
+    /// report, which note which do).
+    fn matched_attention(&self) -> Option<u64> {
+        let bits = self.attention.as_ref()?;
+        Some(
+            bits.iter()
+                .zip(&self.matched)
+                .map(|(a, m)| u64::from((a & m).count_ones()))
+                .sum(),
+        )
+    }
+
     /// Whether the calls that match are narrowed at the input's end to those its
     /// findings name (`--finding` without `--outcome`).
     pub fn narrows(&self) -> bool {
@@ -590,27 +607,13 @@ fn narrow_listed(ir: &mut crate::batch::InputReport) {
     let Some(u) = unkept(a) else {
         return;
     };
-    let Some(f) = &u.filtered else {
+    let Some(named) = u.filtered.as_ref().and_then(Filtered::matched_attention) else {
         return;
     };
-    let Some(bits) = &f.attention else {
-        return;
-    };
-    let named: u64 = bits
-        .iter()
-        .zip(&f.matched)
-        .map(|(a, m)| u64::from((a & m).count_ones()))
-        .sum();
     let had_more = u.unlisted > 0;
-    let stays: Vec<bool> = a.calls.iter().map(|c| f.matched(c.seq)).collect();
-    let (mut kept, mut gone) = (Vec::new(), Vec::new());
-    for (c, stays) in std::mem::take(&mut a.calls).into_iter().zip(stays) {
-        if stays {
-            kept.push(c);
-        } else {
-            gone.push(c);
-        }
-    }
+    let Some((mut kept, mut gone)) = part_matched(a) else {
+        return;
+    };
     let held = kept.len();
     gone.extend(kept.drain(held.min(SHOWN)..));
     a.calls = kept;
@@ -634,6 +637,22 @@ fn narrow_listed(ir: &mut crate::batch::InputReport) {
     if let Some(u) = unkept_mut(a) {
         u.unlisted = named - listed;
     }
+}
+
+/// An input's calls parted into those that match (once narrowed: those its findings
+/// name) and the others; `None` when it counts no match (no call filter).
+fn part_matched(a: &mut Analysis) -> Option<(Vec<Call>, Vec<Call>)> {
+    let f = unkept(a)?.filtered.as_ref()?;
+    let stays: Vec<bool> = a.calls.iter().map(|c| f.matched(c.seq)).collect();
+    let (mut kept, mut gone) = (Vec::new(), Vec::new());
+    for (c, stays) in std::mem::take(&mut a.calls).into_iter().zip(stays) {
+        if stays {
+            kept.push(c);
+        } else {
+            gone.push(c);
+        }
+    }
+    Some((kept, gone))
 }
 
 /// Narrows one input of a `--finding` run whose HTML page is written from what its
@@ -664,24 +683,12 @@ fn narrow_page(ir: &mut crate::batch::InputReport) {
     let Some(f) = &u.filtered else {
         return;
     };
-    let named: u64 = f.matched.iter().map(|w| u64::from(w.count_ones())).sum();
-    let named_attention: u64 = f.attention.as_ref().map_or(0, |bits| {
-        bits.iter()
-            .zip(&f.matched)
-            .map(|(a, m)| u64::from((a & m).count_ones()))
-            .sum()
-    });
+    let named = f.matched_count();
+    let named_attention = f.matched_attention().unwrap_or(0);
     let dropped = u.unlisted + u.others_dropped > 0;
-    let stays: Vec<bool> = a.calls.iter().map(|c| f.matched(c.seq)).collect();
-    let mut kept = Vec::new();
-    let mut gone = Vec::new();
-    for (c, stays) in std::mem::take(&mut a.calls).into_iter().zip(stays) {
-        if stays {
-            kept.push(c);
-        } else {
-            gone.push(c);
-        }
-    }
+    let Some((kept, gone)) = part_matched(a) else {
+        return;
+    };
     let mut scopes = ScopeTally::default();
     for c in &kept {
         let first = scopes.add(c);
@@ -1190,6 +1197,21 @@ mod tests {
         )
     }
 
+    /// A log of 1,500 answered calls, then 30 `read_note` calls never answered (with
+    /// `distinct` arguments, or all the same: repeats).
+    fn failing_log(dir: &std::path::Path, distinct: bool) -> std::path::PathBuf {
+        let path = dir.join("failing.jsonl");
+        let mut text: String = (0..1_500).map(|i| logged_call(i, i, false)).collect();
+        for i in 1_500..1_530 {
+            let n = if distinct { i } else { 1 };
+            text.push_str(&format!(
+                "{{\"ts\":\"2026-12-01T01:00:00.000Z\",\"request\":{{\"method\":\"POST\",\"url\":\"http://h/mcp\",\"body\":\"{{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":{i},\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{{\\\"name\\\":\\\"read_note\\\",\\\"arguments\\\":{{\\\"n\\\":{n}}}}}}}\"}}}}\n"
+            ));
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+
     /// `--finding` with the table or markdown: each input is narrowed as soon as it
     /// is judged (`narrow_input`), keeping only the calls that need attention the
     /// findings may name, and the reports, counts and findings are those of a run
@@ -1199,14 +1221,7 @@ mod tests {
     fn finding_filters_narrow_each_input_as_a_whole_run_would() {
         use crate::batch::{run_visiting, Progress};
         let dir = tempfile::tempdir().unwrap();
-        let failing = dir.path().join("failing.jsonl");
-        let mut text: String = (0..1_500).map(|i| logged_call(i, i, false)).collect();
-        for i in 1_500..1_530 {
-            text.push_str(&format!(
-                "{{\"ts\":\"2026-12-01T01:00:00.000Z\",\"request\":{{\"method\":\"POST\",\"url\":\"http://h/mcp\",\"body\":\"{{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":{i},\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{{\\\"name\\\":\\\"read_note\\\",\\\"arguments\\\":{{\\\"n\\\":{i}}}}}}}\"}}}}\n"
-            ));
-        }
-        std::fs::write(&failing, text).unwrap();
+        let failing = failing_log(dir.path(), true);
         let mut inputs = samples_and_lab().to_vec();
         inputs.push(Input::Path(failing.clone()));
         let filters = [
@@ -1261,14 +1276,7 @@ mod tests {
     fn finding_filters_narrow_each_input_of_a_page_as_a_whole_run_would() {
         use crate::batch::{run_visiting, Progress};
         let dir = tempfile::tempdir().unwrap();
-        let failing = dir.path().join("failing.jsonl");
-        let mut text: String = (0..1_500).map(|i| logged_call(i, i, false)).collect();
-        for i in 1_500..1_530 {
-            text.push_str(&format!(
-                "{{\"ts\":\"2026-12-01T01:00:00.000Z\",\"request\":{{\"method\":\"POST\",\"url\":\"http://h/mcp\",\"body\":\"{{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":{i},\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{{\\\"name\\\":\\\"read_note\\\",\\\"arguments\\\":{{\\\"n\\\":1}}}}}}\"}}}}\n"
-            ));
-        }
-        std::fs::write(&failing, text).unwrap();
+        let failing = failing_log(dir.path(), false);
         let mut inputs = samples_and_lab().to_vec();
         inputs.push(Input::Path(failing));
         let filters = [
