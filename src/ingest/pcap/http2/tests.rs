@@ -94,6 +94,21 @@ impl Wire {
         self.pieces.push((d, frame(0, flags, id, body.as_bytes())));
     }
 
+    /// A `tools/call` with the id of its stream.
+    fn call(&mut self, id: u32) {
+        let body = format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"t"}}}}"#
+        );
+        self.request(id, &body);
+    }
+
+    /// A JSON success answering the call on stream `id`.
+    fn answer(&mut self, id: u32) {
+        self.response(id, "application/json", false);
+        let body = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[]}}}}"#);
+        self.data(Dir::Server, id, &body, true);
+    }
+
     fn raw(&mut self, d: Dir, kind: u8, flags: u8, id: u32, p: &[u8]) {
         self.pieces.push((d, frame(kind, flags, id, p)));
     }
@@ -678,17 +693,8 @@ fn a_header_block_past_the_capture_budget_is_dropped_and_said_once() {
         w.raw(Dir::Client, 9, 0, 1, &[0x40; 1024]);
     }
     w.raw(Dir::Client, 9, frame::END_HEADERS, 1, &[0x40; 8]);
-    w.request(
-        3,
-        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}"#,
-    );
-    w.response(3, "application/json", false);
-    w.data(
-        Dir::Server,
-        3,
-        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#,
-        true,
-    );
+    w.call(3);
+    w.answer(3);
     let gauge = Gauge::with_heads(usize::MAX, 10_000);
     let r = run_in(&gauge, Opening::Preface, &w.pieces, &|_, _| Vec::new());
     let caps: Vec<&Problem> = r
@@ -722,24 +728,9 @@ fn a_long_partial_frame_counts_against_the_bodies_in_flight() {
         "a".repeat(50_000)
     );
     w.request(1, &big);
-    w.response(1, "application/json", false);
-    w.data(
-        Dir::Server,
-        1,
-        r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
-        true,
-    );
-    w.request(
-        3,
-        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t"}}"#,
-    );
-    w.response(3, "application/json", false);
-    w.data(
-        Dir::Server,
-        3,
-        r#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#,
-        true,
-    );
+    w.answer(1);
+    w.call(3);
+    w.answer(3);
     // The first request's DATA frame arrives in two segments, 10,000 bytes apart.
     let cut = |i: usize, b: &[u8]| {
         if i == 3 {
