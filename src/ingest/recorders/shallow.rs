@@ -35,8 +35,15 @@ impl<'a> Object<'a> {
         doc: &'a [u8],
         wanted: &[&'static str],
     ) -> Result<Option<Object<'a>>, serde_json::Error> {
-        let raw: &'a RawValue = serde_json::from_slice(doc)?;
-        Ok(Object::of(raw, wanted))
+        // One pass: the members are read as the document is checked.
+        if doc.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+            serde_json::from_slice::<IgnoredAny>(doc)?;
+            return Ok(None);
+        }
+        let mut de = serde_json::Deserializer::from_slice(doc);
+        let object = de.deserialize_map(Members { wanted })?;
+        de.end()?;
+        Ok(Some(object))
     }
 
     pub fn get(&self, key: &str) -> Option<&'a RawValue> {
