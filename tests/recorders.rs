@@ -462,3 +462,35 @@ fn a_cut_yaml_recording_keeps_the_messages_before_the_cut() {
     assert!(err.contains("line 20: YAML error"), "{err}");
     assert!(err.contains("messages before it were read"), "{err}");
 }
+
+/// A file of a recorder's shape whose list of records is missing, or no list, is
+/// one error naming the format and the member.
+#[test]
+fn a_recorder_file_whose_records_are_no_list_is_one_error() {
+    let cases = [
+        (
+            "cassette.json",
+            r#"{"version":"1.0","metadata":{"note":{"interactions":[],"response_is_sse":false}},"interactions":{"a":1}}"#,
+            "an mcp-recorder cassette whose \"interactions\" is not an array",
+        ),
+        (
+            "x.mcp.json",
+            r#"{"format_version":1,"recorded_at":"2026-07-14T07:06:34Z","note":{"messages":[],"t_offset_ms":1}}"#,
+            "an mcp-cassette (Python) cassette whose \"messages\" is not an array",
+        ),
+        (
+            "tape.yaml",
+            "meta:\n  version: 1\nmessages:\n  3\n",
+            "an mcp-vcr transcript whose \"messages\" is not a list",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (name, body, want) in cases {
+        let path = dir.path().join(name);
+        std::fs::write(&path, body).unwrap();
+        let (r, err, code) = run(&path);
+        assert_eq!(code, Some(2), "{name}: {err}");
+        assert_eq!(input(&r)["status"], "error", "{name}");
+        assert!(err.contains(name) && err.contains(want), "{name}: {err}");
+    }
+}

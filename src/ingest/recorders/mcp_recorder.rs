@@ -14,11 +14,11 @@
 //!   written by the proxy itself): its messages are read as stdio messages.
 
 use super::shallow::{self, Object};
-use super::{parse_document, Kind, Tally};
+use super::{each_entry, parse_document, recorded, Kind, Tally};
 use crate::ingest::{IngestError, Problem};
 use crate::model::{
     Body, Direction, End, Exchange, Headers, HttpExchange, HttpRequest, HttpResponse, Locator,
-    Payload, StdioMessage,
+    Payload,
 };
 use serde_json::value::RawValue;
 use std::borrow::Cow;
@@ -52,23 +52,14 @@ pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
     let meta_str = |k: &str| meta.as_ref().and_then(|m| m.str(k));
     let stdio = meta_str("transport_type").as_deref() == Some("stdio");
     let url = meta_str("server_url").unwrap_or_default().into_owned();
-    let mut i = 0u64;
-    let walked = interactions.is_some_and(|all| {
-        shallow::each_element(all, |it| {
-            i += 1;
-            let locator = Locator::Entry { entry: i };
-            match interaction(it, &url, stdio, &locator, tally) {
-                Ok(()) => tally.used += 1,
-                Err(message) => tally.problem(Problem::new(locator, message)),
-            }
-        })
-    });
-    if !walked {
-        return Err(IngestError::Malformed(
-            "an mcp-recorder cassette whose \"interactions\" is not an array".to_owned(),
-        ));
-    }
-    Ok(())
+    let what = "an mcp-recorder cassette whose \"interactions\"";
+    each_entry(interactions, what, |entry, it| {
+        let locator = Locator::Entry { entry };
+        match interaction(it, &url, stdio, &locator, tally) {
+            Ok(()) => tally.used += 1,
+            Err(message) => tally.problem(Problem::new(locator, message)),
+        }
+    })
 }
 
 fn interaction(
@@ -129,13 +120,7 @@ fn interaction(
             if let Some(m) = m {
                 tally.exchange(Exchange {
                     locator: locator.clone(),
-                    payload: Payload::Stdio(StdioMessage {
-                        dir: Some(dir),
-                        json: shallow::compact(m),
-                        ts: None,
-                        checked: false,
-                        logged_by_client: false,
-                    }),
+                    payload: Payload::Stdio(recorded(dir, shallow::compact(m), None)),
                 });
             }
         }

@@ -15,7 +15,7 @@ mod vcr;
 
 use super::{IngestError, Problem, Sink};
 use crate::config::Limits;
-use crate::model::{Exchange, Locator, Payload, StdioMessage, Timestamp};
+use crate::model::{Direction, Exchange, Locator, Payload, StdioMessage, Timestamp};
 use std::io::{BufRead, Read};
 
 /// Which recorder wrote a file.
@@ -180,6 +180,39 @@ fn parse_document<'a>(
         ))
     })?;
     Ok(object.unwrap_or_default())
+}
+
+/// Hands each element of a document's list (`list`: its member) to `each`, with its
+/// 1-based entry, holding none; an error naming `what` (the file and the member)
+/// when there is no such list.
+fn each_entry<'a>(
+    list: Option<&'a serde_json::value::RawValue>,
+    what: &str,
+    mut each: impl FnMut(u64, &'a serde_json::value::RawValue),
+) -> Result<(), IngestError> {
+    let mut entry = 0;
+    let walked = list.is_some_and(|all| {
+        shallow::each_element(all, |el| {
+            entry += 1;
+            each(entry, el);
+        })
+    });
+    if walked {
+        Ok(())
+    } else {
+        Err(IngestError::Malformed(format!("{what} is not an array")))
+    }
+}
+
+/// A message a recorder wrote down as it crossed, `dir`, at `ts` if known.
+fn recorded(dir: Direction, json: String, ts: Option<Timestamp>) -> StdioMessage {
+    StdioMessage {
+        dir: Some(dir),
+        json,
+        ts,
+        checked: false,
+        logged_by_client: false,
+    }
 }
 
 /// `base + offset_ms`, when the file has both.

@@ -14,7 +14,7 @@
 //!   so the pairer can name it.
 
 use super::shallow::{self, Object};
-use super::{offset, parse_document, Kind, Tally};
+use super::{each_entry, offset, parse_document, recorded, Kind, Tally};
 use crate::ingest::IngestError;
 use crate::model::{Direction, StdioMessage, Timestamp};
 use serde_json::value::RawValue;
@@ -32,19 +32,10 @@ pub fn read(doc: &[u8], tally: &mut Tally) -> Result<(), IngestError> {
         .str("recorded_at")
         .as_deref()
         .and_then(Timestamp::parse);
-    let mut i = 0;
-    let walked = root.get("messages").is_some_and(|all| {
-        shallow::each_element(all, |m| {
-            i += 1;
-            tally.message(i, message(m, base));
-        })
-    });
-    if !walked {
-        return Err(IngestError::Malformed(
-            "an mcp-cassette (Python) cassette whose \"messages\" is not an array".to_owned(),
-        ));
-    }
-    Ok(())
+    let what = "an mcp-cassette (Python) cassette whose \"messages\"";
+    each_entry(root.get("messages"), what, |entry, m| {
+        tally.message(entry, message(m, base));
+    })
 }
 
 fn message(m: &RawValue, base: Option<Timestamp>) -> Result<StdioMessage, String> {
@@ -67,11 +58,5 @@ fn message(m: &RawValue, base: Option<Timestamp>) -> Result<StdioMessage, String
         (_, Some(raw)) => raw.into_owned(),
         _ => return Err("message without a \"payload\" object".to_owned()),
     };
-    Ok(StdioMessage {
-        dir: Some(dir),
-        json,
-        ts: offset(base, o.f64("t_offset_ms")),
-        checked: false,
-        logged_by_client: false,
-    })
+    Ok(recorded(dir, json, offset(base, o.f64("t_offset_ms"))))
 }

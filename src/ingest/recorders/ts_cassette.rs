@@ -13,7 +13,7 @@
 //! before it reached disk: the frames are still read, without times.
 
 use super::shallow::{self, Object};
-use super::{offset, Tally};
+use super::{offset, recorded, Tally};
 use crate::config::Limits;
 use crate::ingest::jsonl::read_line_capped;
 use crate::ingest::{IngestError, Problem};
@@ -138,13 +138,7 @@ fn entry_of(o: &Object, base: Option<Timestamp>) -> Result<Entry, String> {
         _ => return Err(format!("{ty:?} entry without \"dir\": \"c2s\" or \"s2c\"")),
     };
     let at = |v: &Object| offset(base, v.f64("t"));
-    let msg = |json: String, ts| StdioMessage {
-        dir: Some(dir),
-        json,
-        ts,
-        checked: false,
-        logged_by_client: false,
-    };
+    let msg = |json: String, ts| recorded(dir, json, ts);
     match &*ty {
         "frame" => match o.get("frame").filter(|f| shallow::is_object(f)) {
             Some(f) => Ok(Entry::Messages(vec![msg(shallow::compact(f), at(o))])),

@@ -14,7 +14,7 @@
 
 mod yaml;
 
-use super::{offset, shallow, Kind, Tally};
+use super::{offset, recorded, shallow, Kind, Tally};
 use crate::ingest::{IngestError, Problem};
 use crate::model::{Direction, Locator, StdioMessage, Timestamp};
 
@@ -57,13 +57,10 @@ pub fn read_ndjson(
             .get("payload")
             .filter(|p| shallow::is_object(p))
             .ok_or("message without a \"payload\" mapping")?;
-        Ok(Some(vec![StdioMessage {
-            dir: Some(dir),
-            json: shallow::compact(payload),
-            ts: offset(*base, o.f64("t")),
-            checked: false,
-            logged_by_client: false,
-        }]))
+        Ok(Some(vec![stamp(
+            (dir, shallow::compact(payload), o.f64("t")),
+            *base,
+        )]))
     })
 }
 
@@ -149,11 +146,5 @@ fn readable(m: Result<yaml::Message, String>) -> Result<Readable, String> {
 
 /// A message read, its time counted from the recording's start `base`.
 fn stamp((dir, json, t): Readable, base: Option<Timestamp>) -> StdioMessage {
-    StdioMessage {
-        dir: Some(dir),
-        json,
-        ts: offset(base, t),
-        checked: false,
-        logged_by_client: false,
-    }
+    recorded(dir, json, offset(base, t))
 }
