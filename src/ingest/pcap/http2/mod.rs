@@ -852,8 +852,8 @@ impl Http2 {
             side.frame_charge.in_flight(cx.gauge, held);
             return;
         }
-        side.frame_charge.release();
         let budget = cx.gauge.budget();
+        // `lose` drops the frame and gives its count back.
         self.lose(
             d,
             held as u64,
