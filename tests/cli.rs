@@ -1815,3 +1815,31 @@ fn the_human_reports_list_the_first_findings_and_count_the_rest() {
     );
     assert!(page.contains("2100 findings; the worst is NON_TERMINAL"));
 }
+
+/// `--finding` with the page keeps an input's first 20,000 calls of each kind a
+/// finding may name: past them the calls the findings name are counted, not listed,
+/// and the input says so; the summary still counts every one.
+#[test]
+fn the_page_with_finding_says_how_many_named_calls_it_could_not_list() {
+    const CALLS: usize = 20_060;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("unanswered.jsonl");
+    let mut text = String::new();
+    for i in 0..CALLS {
+        text.push_str(&format!(
+            "{{\"request\":{{\"method\":\"POST\",\"url\":\"http://h/mcp\",\"body\":\"{{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":{i},\\\"method\\\":\\\"tools/call\\\",\\\"params\\\":{{\\\"name\\\":\\\"read_note\\\",\\\"arguments\\\":{{\\\"n\\\":{i}}}}}}}\"}}}}\n"
+        ));
+    }
+    std::fs::write(&path, text).unwrap();
+    let p = path.to_str().unwrap();
+    let out = analyze(&[p, "--format", "html", "--finding", "NON_TERMINAL"]);
+    let err = stderr(&out);
+    assert!(
+        err.contains(
+            "cap: with --finding, the page lists the calls the findings name among the first 20000"
+        ) && err.contains("60 more that they name are counted, not listed"),
+        "{err}"
+    );
+    let page = String::from_utf8_lossy(&out.stdout);
+    assert!(page.contains("20060"), "the page counts every call");
+}

@@ -494,3 +494,21 @@ fn a_recorder_file_whose_records_are_no_list_is_one_error() {
         assert!(err.contains(name) && err.contains(want), "{name}: {err}");
     }
 }
+
+/// A YAML transcript that is not UTF-8 text is one error naming the format.
+#[test]
+fn a_yaml_transcript_that_is_not_utf8_is_one_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("latin1.yaml");
+    let mut body =
+        b"meta:\n  version: 1\nmessages:\n- dir: c2s\n  payload: {id: 1, note: caf".to_vec();
+    body.extend([0xE9, b'}', b'\n']);
+    std::fs::write(&path, body).unwrap();
+    let (r, err, code) = run(&path);
+    assert_eq!(code, Some(2), "{err}");
+    assert_eq!(input(&r)["status"], "error");
+    assert!(
+        err.contains("latin1.yaml") && err.contains("an mcp-vcr transcript: not UTF-8 text"),
+        "{err}"
+    );
+}

@@ -497,7 +497,10 @@ mod tests {
         bomb.push_str("- payload: {ok: 1}\n");
         let got = payloads(&bomb);
         assert!(
-            got[0].as_ref().is_err_and(|e| e.contains("more than")),
+            got[0]
+                .as_ref()
+                .is_err_and(|e| e.contains("more than 1048576 bytes as JSON")
+                    && e.contains("raise --max-record-bytes")),
             "{got:?}"
         );
         assert_eq!(
@@ -515,6 +518,25 @@ mod tests {
             "{got:?}"
         );
         assert_eq!(got[1], Ok(r#"{"a":1}"#.to_owned()));
+    }
+
+    #[test]
+    fn a_payload_too_deep_or_naming_an_unread_anchor_is_unreadable_alone() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        // An anchor outside the messages is passed over, not kept.
+        let got = payloads(&format!(
+            "meta:\n  note: &m {{a: 1}}\nmessages:\n- payload: {{x: {deep}}}\n- payload: {{y: *m}}\n- payload: {{z: 1}}\n"
+        ));
+        assert_eq!(got.len(), 3, "{got:?}");
+        assert_eq!(
+            got[0],
+            Err("the payload is nested more than 128 deep".to_owned())
+        );
+        assert_eq!(
+            got[1],
+            Err("an alias names an anchor that was not read".to_owned())
+        );
+        assert_eq!(got[2], Ok(r#"{"z":1}"#.to_owned()));
     }
 
     #[test]
